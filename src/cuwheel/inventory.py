@@ -1,0 +1,224 @@
+"""The inventory: immutable facts about the CUDA device code and linkage of binaries.
+
+Facts only: nothing here knows about release rows, policies or verdicts.  Readers and
+parsers build these objects; checks, compat and reports read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+
+from cuwheel.arch import Arch
+
+__all__ = [
+    "ArchCoverage",
+    "Binary",
+    "CodeKind",
+    "Compression",
+    "FatbinContainer",
+    "FatbinEntry",
+    "Inventory",
+    "Problem",
+    "Source",
+    "Toolkit",
+    "WheelInfo",
+]
+
+SCHEMA_VERSION = 1
+
+
+class CodeKind(str, Enum):
+    """What a fatbin entry holds (entry header field ``kind``)."""
+
+    SASS = "sass"  # kind 2: a cubin (device ELF)
+    PTX = "ptx"  # kind 1: PTX text
+    LTOIR = "lto-ir"  # kind 8: NVVM IR for link-time optimisation
+
+
+class Compression(str, Enum):
+    NONE = "none"
+    LZ4 = "lz4"  # flag 0x2000, raw LZ4 block
+    ZSTD = "zstd"  # flag 0x8000, one zstd frame
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """The CUDA toolkit release that produced a cubin, as recorded inside it."""
+
+    major: int
+    minor: int
+    # Where it was read: "tkinfo" (.note.nv.tkinfo), "cuinfo" (.note.nv.cuinfo) or
+    # "e_version" (ABI v7 cubins keep major*10+minor in the ELF header's e_version).
+    source: str
+    # Full version when the tkinfo note gives it ("13.0.88"), else None.
+    full: str | None = None
+
+    def __str__(self) -> str:
+        return self.full or f"{self.major}.{self.minor}"
+
+
+@dataclass(frozen=True)
+class FatbinEntry:
+    """One entry of a fatbin container: a cubin, a PTX text or an LTO-IR module."""
+
+    offset: int  # of the entry header, from the start of the binary
+    kind: CodeKind
+    arch: Arch  # the real target; the variant comes from the entry flags
+    code_version: tuple[int, int]  # cubin: (1, ELF ABI version); PTX / LTO: (ISA major, minor)
+    flags: int
+    header_size: int
+    stored_size: int  # payload bytes in the file (padding included)
+    compression: Compression
+    compressed_size: int  # exact compressed stream length; 0 when stored
+    uncompressed_size: int  # exact size of the code once decompressed (or stored length)
+    host: str  # "linux", "windows" or "unknown" (flags 0x10 / 0x40)
+    debug: bool  # flag 0x2
+    identifier: str | None = None
+    # Facts that need the payload; None where it was not decoded or not present.
+    toolkit: Toolkit | None = None
+    relocatable: bool | None = None  # cubin e_type ET_REL (True) or ET_EXEC (False)
+
+    @property
+    def name(self) -> str:
+        """``sm_90a`` for SASS, ``compute_90a`` for PTX / LTO-IR."""
+        return self.arch.sass if self.kind is CodeKind.SASS else self.arch.ptx
+
+    @property
+    def ptx_isa(self) -> str | None:
+        if self.kind is CodeKind.PTX:
+            return f"{self.code_version[0]}.{self.code_version[1]}"
+        return None
+
+
+@dataclass(frozen=True)
+class FatbinContainer:
+    """One fatbin container (magic 0xBA55ED50) and where it was found."""
+
+    offset: int  # from the start of the binary
+    size: int  # header + payload
+    # The section that holds it (".nv_fatbin", "__nv_relfatbin", PE ".nv_fatb" / "__nv_rel",
+    # or any other section for a container found by the magic scan); None when outside
+    # every section or the file has no sections (raw fatbin).
+    section: str | None
+    named_section: bool  # True when `section` is one of the device-code sections
+    relocatable: bool  # in __nv_relfatbin / __nv_rel: relocatable (-rdc) device code
+    entries: tuple[FatbinEntry, ...]
+
+
+@dataclass(frozen=True)
+class ArchCoverage:
+    """How much of a binary's device code targets one architecture."""
+
+    arch: Arch
+    kind: CodeKind
+    containers: int  # containers holding at least one such entry
+    entries: int
+    stored_bytes: int
+    uncompressed_bytes: int
+
+
+@dataclass(frozen=True)
+class Binary:
+    """One host binary (or raw device-code file) and what it contains."""
+
+    path: str  # display path, e.g. "torch-2.14.1-...whl!torch/lib/libtorch_cuda.so"
+    format: str  # "elf", "pe", "cubin", "fatbin", "ptx"
+    size: int
+    file_type: str | None = None  # "shared", "executable", "object" (ELF); "dll", "exe" (PE)
+    machine: str | None = None  # "x86_64", "aarch64", "AMD64", "ARM64", "cuda" ...
+    archive: str | None = None  # for an ar member: the archive's display path
+    member: str | None = None  # for an ar member: its name in the archive
+    # Host linkage
+    needed: tuple[str, ...] = ()  # ELF DT_NEEDED / PE imported DLLs, in file order
+    rpath: tuple[str, ...] = ()  # ELF DT_RPATH entries (split on ':')
+    runpath: tuple[str, ...] = ()  # ELF DT_RUNPATH entries
+    soname: str | None = None
+    exported: tuple[str, ...] = ()  # defined dynamic symbols / PE exports, sorted
+    # Device code
+    containers: tuple[FatbinContainer, ...] = ()
+    # Raw PTX file facts (format "ptx"): its .version and .target
+    ptx_version: str | None = None
+
+    def entries(self, *, relocatable: bool | None = None) -> Iterator[FatbinEntry]:
+        for c in self.containers:
+            if relocatable is None or c.relocatable == relocatable:
+                yield from c.entries
+
+    @property
+    def has_device_code(self) -> bool:
+        return any(c.entries for c in self.containers)
+
+    def coverage(self) -> tuple[ArchCoverage, ...]:
+        """Per (kind, arch): containers carrying it and the bytes it costs."""
+        acc: dict[tuple[CodeKind, Arch], list[int]] = {}
+        for c in self.containers:
+            seen: set[tuple[CodeKind, Arch]] = set()
+            for e in c.entries:
+                key = (e.kind, e.arch)
+                row = acc.setdefault(key, [0, 0, 0, 0])
+                if key not in seen:
+                    row[0] += 1
+                    seen.add(key)
+                row[1] += 1
+                row[2] += e.stored_size
+                row[3] += e.uncompressed_size
+        order = {CodeKind.SASS: 0, CodeKind.PTX: 1, CodeKind.LTOIR: 2}
+        return tuple(
+            ArchCoverage(arch, kind, r[0], r[1], r[2], r[3])
+            for (kind, arch), r in sorted(acc.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))
+        )
+
+    @property
+    def containers_with_code(self) -> int:
+        return sum(1 for c in self.containers if c.entries)
+
+
+@dataclass(frozen=True)
+class WheelInfo:
+    """What a wheel's name and dist-info say (facts, not judged)."""
+
+    name: str
+    version: str
+    tags: tuple[str, ...]  # "cp311-cp311-manylinux_2_28_x86_64", ...
+    requires_dist: tuple[str, ...]
+    local_version: str | None  # "cu130" from "2.14.1+cu130"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An input that could not be read, with the one-line reason."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One inspected target: a wheel, directory, installed distribution or single file."""
+
+    kind: str  # "wheel", "directory", "distribution", "file"
+    path: str
+    wheel: WheelInfo | None = None
+    files_seen: int = 0  # files examined (binaries or not)
+    binaries: tuple[Binary, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """Everything one inspect run found."""
+
+    sources: tuple[Source, ...] = field(default_factory=tuple)
+
+    @property
+    def binaries(self) -> tuple[Binary, ...]:
+        return tuple(b for s in self.sources for b in s.binaries)
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        return tuple(p for s in self.sources for p in s.problems)
