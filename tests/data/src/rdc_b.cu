@@ -1,0 +1,1 @@
+__device__ int cw_rdc_twice(int x) { return 2 * x; }
