@@ -19,6 +19,7 @@ __all__ = ["main", "main_inner"]
 # One line per subcommand module (module name under cuwheel.cli).
 SUBCOMMANDS = [
     "_inspect",
+    "_gpus",
 ]
 
 

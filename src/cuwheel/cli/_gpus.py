@@ -1,0 +1,86 @@
+"""``cuwheel gpus [QUERY]``: search the GPU catalog by product, alias, family, chip or CC."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from cuwheel.catalog import GpuMatch, find_gpus, releases_supporting, renames
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "gpus",
+        help="look up GPUs: product name -> compute capability, architecture, CUDA releases",
+        description=(
+            "Search the GPU catalog. QUERY may be a product or alias ('4090', 'A10G', "
+            "'RTX PRO 6000'), a family ('Hopper'), a chip ('GH100'), a compute capability "
+            "('8.9') or an arch name ('sm_89'). Without QUERY, list every GPU."
+        ),
+    )
+    p.add_argument("query", nargs="*", help="words to search for")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_run)
+
+
+def _span(arch_releases: tuple[str, ...]) -> str:
+    first, last = arch_releases[0], arch_releases[-1]
+    return first if first == last else f"{first}-{last}"
+
+
+def _nvcc_range(match: GpuMatch) -> str | None:
+    parts: list[str] = []
+    supporting = tuple(r.name for r in releases_supporting(match.gpu.arch))
+    if supporting:
+        parts.append(_span(supporting))
+    for rn in renames():
+        if rn.new == match.gpu.arch:
+            old = tuple(r.name for r in releases_supporting(rn.old))
+            if old:
+                parts.append(f"{_span(old)} as {rn.old}")
+    return ", ".join(parts) or None
+
+
+def _as_json(match: GpuMatch) -> dict[str, Any]:
+    g = match.gpu
+    return {
+        "cc": g.cc,
+        "sass": g.arch.sass,
+        "family": g.family,
+        "chips": list(g.chips),
+        "products": [
+            {"name": p.name, "segment": p.segment, "aliases": list(p.aliases), "note": p.note}
+            for p in match.products
+        ],
+        "exact": match.exact,
+        "cuda_releases": [r.name for r in releases_supporting(g.arch)],
+        "source": g.source,
+        "note": g.note,
+    }
+
+
+def _run(args: argparse.Namespace) -> int:
+    query = " ".join(args.query)
+    matches = find_gpus(query)
+    if args.json:
+        print(json.dumps({"query": query, "gpus": [_as_json(m) for m in matches]}, indent=2))
+        return 0 if matches else 1
+    if not matches:
+        print(f"no GPU matches {query!r}")
+        return 1
+    for m in matches:
+        g = m.gpu
+        chips = f" ({', '.join(g.chips)})" if g.chips else ""
+        nvcc = _nvcc_range(m)
+        built = f"  nvcc: CUDA {nvcc}" if nvcc else "  nvcc: no release in the catalog"
+        print(f"{g.arch.sass:<7} CC {g.cc:<5} {g.family}{chips}{built}")
+        for p in m.products:
+            aka = f" (also: {', '.join(p.aliases)})" if p.aliases else ""
+            note = f" - {p.note}" if p.note else ""
+            print(f"    {p.name} [{p.segment}]{aka}{note}")
+        if g.note:
+            print(f"    note: {g.note}")
+    return 0
