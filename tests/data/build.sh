@@ -91,7 +91,8 @@ strip "$BIN/prog"
 "$DLLTOOL" -d "$SRC/cudart64_13.def" -D cudart64_13.dll -l libcudart64_13.a
 "$DLLTOOL" -d "$SRC/cublas64_13.def" -D cublas64_13.dll -l libcublas64_13.a
 # -nostdlib + own entry point: imports are exactly the DLLs named on the command line.
-DLLFLAGS=(-shared -O2 -nostdlib -Wl,--entry,DllMain -Wl,--disable-long-section-names -s)
+DLLFLAGS=(-shared -O2 -nostdlib -Wl,--entry,DllMain -Wl,--disable-long-section-names \
+          -Wl,--no-insert-timestamp -s)
 cat > dllmain.c <<'C'
 int __stdcall DllMain(void *h, unsigned long reason, void *reserved) { (void)h; (void)reason; (void)reserved; return 1; }
 C

@@ -48,7 +48,9 @@ def main() -> None:
     data = bytearray()
     pads = 0
     for path in a.fatbins:
-        for c in containers(open(path, "rb").read()):
+        with open(path, "rb") as f:
+            blob = f.read()
+        for c in containers(blob):
             if a.pad16 and len(data) % 16 == 8:
                 data += bytes(8)
                 pads += 1
@@ -69,7 +71,8 @@ def main() -> None:
             f"const struct cw_fatbin_wrapper {a.symbol}_wrapper = "
             f"{{0x466243B1u, 1u, {a.symbol}, 0}};",
         ]
-    open(a.out, "w").write("\n".join(lines) + "\n")
+    with open(a.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
