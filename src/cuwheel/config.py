@@ -1,0 +1,331 @@
+"""``[tool.cuwheel]`` configuration: release rows, trains, and which row a build uses.
+
+The built-in ``data/default_rows.toml`` has the same shape as ``[tool.cuwheel]`` and is
+its schema.  A project's table replaces the defaults key by key (``rows`` as a whole).
+Every problem in a file is reported at once (one :class:`ConfigError`), unknown keys with
+a "did you mean".
+
+Selecting a row (:func:`select_plan`): explicit train / platform, then a wheel's
+``+cuXYZ`` local version and platform tag, then the environment (``CUWHEEL_TRAIN``,
+``CU_VERSION``, ``DESIRED_CUDA``; ``CUWHEEL_PLATFORM``), then the host platform.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+import sysconfig
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from cuwheel import catalog
+from cuwheel.arch import Arch, ArchSpellingError
+from cuwheel.errors import ConfigError
+from cuwheel.rows import (
+    DEPENDENCY_POLICIES,
+    PTX_POLICIES,
+    Plan,
+    Row,
+    Train,
+    check_rows,
+    parse_train,
+    plan_for,
+    select_row,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+__all__ = [
+    "ENV_PLATFORM",
+    "ENV_TRAIN",
+    "RELEASE_ENV_TRAIN",
+    "Config",
+    "default_config",
+    "host_platform",
+    "load_config",
+    "parse_config",
+    "select_plan",
+    "wheel_selection",
+]
+
+ENV_TRAIN = "CUWHEEL_TRAIN"
+ENV_PLATFORM = "CUWHEEL_PLATFORM"
+# Release-tooling variables that name the train (PyTorch's builders use both).
+RELEASE_ENV_TRAIN = ("CU_VERSION", "DESIRED_CUDA")
+
+TOP_KEYS = ("trains", "python", "torch-version", "cmake-version", "rows")
+ROW_KEYS = ("name", "platform", "cuda", "sass", "ptx", "dependencies", "note")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The release matrix and its settings, validated against the catalog."""
+
+    rows: tuple[Row, ...]
+    trains: tuple[Train, ...]  # trains the project releases
+    python: tuple[str, ...]
+    torch_version: str
+    cmake_version: str
+    source: str  # where it came from: a path or "built-in defaults"
+    warnings: tuple[str, ...] = ()
+
+
+def _did_you_mean(key: str, known: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
+
+
+def _str_list(value: object, where: str, problems: list[str]) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    problems.append(f"{where}: expected a string or a list of strings, got {value!r}")
+    return []
+
+
+def _archs(values: list[str], where: str, problems: list[str]) -> tuple[Arch, ...]:
+    out: list[Arch] = []
+    for v in values:
+        try:
+            out.append(Arch.parse(v))
+        except ArchSpellingError as exc:
+            problems.append(f"{where}: {exc}")
+    return tuple(out)
+
+
+def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
+    where = f"rows[{index}]"
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a table, got {raw!r}")
+        return None
+    for key in raw:
+        if key not in ROW_KEYS:
+            problems.append(f"{where}: unknown key {key!r}{_did_you_mean(key, ROW_KEYS)}")
+    if "name" in raw and isinstance(raw["name"], str):
+        where = f"rows[{index}] ({raw['name']!r})"
+    if "cuda" not in raw:
+        problems.append(f'{where}: missing key \'cuda\' (e.g. cuda = "13.0", "13" or "cpu")')
+        return None
+    cuda = [c.strip().lower() for c in _str_list(raw["cuda"], f"{where}: cuda", problems)]
+    cuda = [c[:-2] if c.endswith(".x") else c for c in cuda]
+    is_cpu = cuda == ["cpu"]
+    if "cpu" in cuda and not is_cpu:
+        problems.append(f"{where}: 'cpu' cannot be combined with CUDA versions")
+    platform = raw.get("platform")
+    if platform is not None and not isinstance(platform, str):
+        problems.append(f"{where}: platform must be a string")
+        platform = None
+    if platform is None and not is_cpu:
+        problems.append(f"{where}: a CUDA row needs a platform (e.g. 'linux-x86_64')")
+    sass = _archs(_str_list(raw.get("sass", []), f"{where}: sass", problems), where, problems)
+    ptx_raw = raw.get("ptx", "none" if is_cpu else "newest")
+    ptx: str | tuple[Arch, ...]
+    if isinstance(ptx_raw, str) and ptx_raw in PTX_POLICIES:
+        ptx = ptx_raw
+    elif isinstance(ptx_raw, list):
+        ptx = _archs(_str_list(ptx_raw, f"{where}: ptx", problems), where, problems)
+    else:
+        problems.append(
+            f"{where}: ptx must be 'newest', 'none' or a list of architectures, got {ptx_raw!r}"
+        )
+        ptx = "none"
+    deps = raw.get("dependencies", "none" if is_cpu else "declare")
+    if deps not in DEPENDENCY_POLICIES:
+        problems.append(
+            f"{where}: dependencies must be one of {', '.join(DEPENDENCY_POLICIES)}, got {deps!r}"
+        )
+        deps = "none"
+    note = raw.get("note")
+    if note is not None and not isinstance(note, str):
+        problems.append(f"{where}: note must be a string")
+        note = None
+    name = raw.get("name")
+    if not isinstance(name, str):
+        if name is not None:
+            problems.append(f"{where}: name must be a string")
+        name = "cpu" if is_cpu else f"{platform}-cu{'+'.join(c.replace('.', '') for c in cuda)}"
+    return Row(
+        name=name,
+        platform=None if is_cpu else platform,
+        cuda=() if is_cpu else tuple(cuda),
+        sass=sass,
+        ptx=ptx,
+        dependencies=str(deps),
+        note=note,
+    )
+
+
+def _defaults_table() -> dict[str, Any]:
+    text = resources.files("cuwheel").joinpath("data").joinpath("default_rows.toml")
+    data: dict[str, Any] = tomllib.loads(text.read_text(encoding="utf-8"))
+    data.pop("meta", None)
+    return data
+
+
+def parse_config(table: Mapping[str, Any], source: str) -> Config:
+    """Validate a ``[tool.cuwheel]`` table (merged over the defaults); raises ConfigError."""
+    problems: list[str] = []
+    for key in table:
+        if key not in TOP_KEYS:
+            problems.append(
+                f"{source}: [tool.cuwheel]: unknown key {key!r}{_did_you_mean(key, TOP_KEYS)}"
+            )
+    merged = {**_defaults_table(), **{k: v for k, v in table.items() if k in TOP_KEYS}}
+
+    row_problems: list[str] = []
+    raw_rows = merged.get("rows", [])
+    if not isinstance(raw_rows, list):
+        row_problems.append("rows: expected an array of tables ([[tool.cuwheel.rows]])")
+        raw_rows = []
+    rows = [r for i, raw in enumerate(raw_rows) if (r := _parse_row(raw, i, row_problems))]
+    errors, warnings = check_rows(rows)
+    problems.extend(f"{source}: {p}" for p in row_problems + errors)
+
+    trains: list[Train] = []
+    for t in _str_list(merged.get("trains", []), f"{source}: trains", problems):
+        try:
+            train = parse_train(t)
+        except ConfigError as exc:
+            problems.extend(f"{source}: trains: {p}" for p in exc.problems)
+            continue
+        trains.append(train)
+        if not any(r.covers(train) for r in rows):
+            problems.append(f"{source}: trains: {train} has no row; add one or drop the train")
+    python = _str_list(merged.get("python", []), f"{source}: python", problems)
+    versions: dict[str, str] = {}
+    for key in ("torch-version", "cmake-version"):
+        value = merged.get(key)
+        if not isinstance(value, str):
+            problems.append(f"{source}: {key} must be a string like '2.14', got {value!r}")
+            continue
+        try:
+            catalog.parse_version(value if "." in value else value + ".0")
+        except ValueError as exc:
+            problems.append(f"{source}: {key}: {exc}")
+        versions[key] = value
+    if problems:
+        raise ConfigError(problems)
+    return Config(
+        tuple(rows),
+        tuple(trains),
+        tuple(python),
+        versions["torch-version"],
+        versions["cmake-version"],
+        source,
+        tuple(f"{source}: {w}" for w in warnings),
+    )
+
+
+def default_config() -> Config:
+    """The built-in release matrix (``data/default_rows.toml``)."""
+    return parse_config({}, "built-in defaults")
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Read ``[tool.cuwheel]`` from ``path`` (a pyproject.toml or a file shaped like the
+    defaults).  Without a path: ``./pyproject.toml`` if it has the table, else defaults."""
+    if path is None:
+        candidate = Path("pyproject.toml")
+        if not candidate.is_file():
+            return default_config()
+        path = candidate
+        required = False
+    else:
+        required = True
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+    if p.name == "pyproject.toml" or "tool" in data:
+        tool = data.get("tool", {})
+        table = tool.get("cuwheel") if isinstance(tool, dict) else None
+        if table is None:
+            if required:
+                raise ConfigError(f"{p}: no [tool.cuwheel] table")
+            return default_config()
+        if not isinstance(table, dict):
+            raise ConfigError(f"{p}: [tool.cuwheel] must be a table")
+        return parse_config(table, str(p))
+    data.pop("meta", None)
+    return parse_config(data, str(p))
+
+
+def host_platform() -> str | None:
+    """This machine's row platform (``linux-x86_64``, ``win-amd64``...), or None."""
+    name = sysconfig.get_platform()
+    return name if catalog.platform(name) is not None else None
+
+
+def wheel_selection(filename: str) -> tuple[Train, str | None]:
+    """Train (from the ``+cuXYZ`` / ``+cpu`` local version) and platform of a wheel file."""
+    base = Path(filename).name
+    try:
+        _name, version, _build, tags = parse_wheel_filename(base)
+    except InvalidWheelFilename as exc:
+        raise ConfigError(f"{base}: {exc}") from None
+    if version.local is None:
+        raise ConfigError(f"{base}: no local version (+cu130 / +cpu) names its train; pass --train")
+    try:
+        train = parse_train(version.local)
+    except ConfigError as exc:
+        raise ConfigError(f"{base}: local version +{version.local}: {exc}") from None
+    platforms = {p.name for t in tags if (p := catalog.platform_for_wheel_tag(t.platform))}
+    if len(platforms) > 1:
+        raise ConfigError(f"{base}: platform tags name several platforms: {sorted(platforms)}")
+    if not platforms and not train.is_cpu and {t.platform for t in tags} != {"any"}:
+        tag_list = sorted({t.platform for t in tags})
+        raise ConfigError(f"{base}: platform tag {', '.join(tag_list)} is no known row platform")
+    return train, platforms.pop() if platforms else None
+
+
+def select_plan(
+    config: Config,
+    *,
+    train: str | None = None,
+    platform: str | None = None,
+    wheel: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Plan:
+    """Choose the row for a build or a wheel and resolve it; ConfigError when none fits."""
+    env = os.environ if environ is None else environ
+    chosen: Train | None = parse_train(train) if train else None
+    plat = platform
+    if wheel is not None:
+        w_train, w_plat = wheel_selection(wheel)
+        if chosen is not None and chosen != w_train:
+            raise ConfigError(f"--train {chosen} contradicts the wheel's +{w_train.name}")
+        if plat is not None and w_plat is not None and plat != w_plat:
+            raise ConfigError(f"--platform {plat} contradicts the wheel's platform {w_plat}")
+        chosen = chosen or w_train
+        plat = plat or w_plat
+    if chosen is None:
+        for var in (ENV_TRAIN, *RELEASE_ENV_TRAIN):
+            value = env.get(var, "").strip()
+            if value:
+                try:
+                    chosen = parse_train(value)
+                except ConfigError as exc:
+                    raise ConfigError(f"${var}: {exc}") from None
+                break
+    if chosen is None:
+        raise ConfigError(
+            "no train selected: pass --train (cu130, 13.0 or cpu), give a wheel, or set "
+            f"{ENV_TRAIN}, {' or '.join(RELEASE_ENV_TRAIN)}"
+        )
+    if plat is None:
+        plat = env.get(ENV_PLATFORM, "").strip() or host_platform()
+    row = select_row(config.rows, chosen, plat)
+    return plan_for(row, chosen, plat)
