@@ -280,6 +280,7 @@ class CMakeConsumer:
     native_since: str
     f_rejected: str  # newest version known to reject ``100f``
     f_accepted: str  # oldest version known to accept it
+    env_var: str  # environment variable that initialises CMAKE_CUDA_ARCHITECTURES
     source: str
 
 
@@ -773,6 +774,7 @@ def _load_consumers(
             "native_since": str,
             "f_rejected": str,
             "f_accepted": str,
+            "env_var": str,
         },
         {"source": str},
     )
@@ -782,6 +784,7 @@ def _load_consumers(
         c.get("native_since", "0"),
         c.get("f_rejected", "0"),
         c.get("f_accepted", "0"),
+        c.get("env_var", ""),
         _source_mark(chk, "[cmake]", c.get("source")),
     )
     return tuple(torch), cmake, meta

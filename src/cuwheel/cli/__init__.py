@@ -20,6 +20,7 @@ __all__ = ["main", "main_inner"]
 SUBCOMMANDS = [
     "_inspect",
     "_gpus",
+    "_plan",
 ]
 
 

@@ -1,0 +1,99 @@
+"""``cuwheel plan``: print a release row in a consumer's terms (torch, cmake, nvcc, env...)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from typing import Any
+
+from cuwheel import emit
+from cuwheel.config import load_config, select_plan
+from cuwheel.errors import ConfigError
+
+__all__ = ["register"]
+
+FORMATS = ("env", "torch", "cmake", "nvcc", "json", "matrix")
+
+
+def register(subparsers: Any) -> None:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "plan",
+        help="emit a release row's architectures for torch, CMake, nvcc, env, JSON or a matrix",
+        description=(
+            "Select the release row of a train and platform (from flags, a wheel's +cuXYZ "
+            "and platform tag, or CUWHEEL_TRAIN / CU_VERSION / DESIRED_CUDA) and print it "
+            "for one consumer. Rows come from [tool.cuwheel] in pyproject.toml or the "
+            "built-in defaults."
+        ),
+    )
+    p.add_argument("wheel", nargs="?", help="a wheel file name whose row to print")
+    p.add_argument(
+        "--format", "-f", choices=FORMATS, default="env", help="output format (default: env)"
+    )
+    p.add_argument(
+        "--train",
+        action="append",
+        default=[],
+        help="CUDA train: cu130, 13.0 or cpu (repeatable with --format matrix)",
+    )
+    p.add_argument(
+        "--platform",
+        action="append",
+        default=[],
+        help="linux-x86_64, linux-aarch64, win-amd64... (repeatable with --format matrix)",
+    )
+    p.add_argument("--config", help="pyproject.toml or rows file (default: ./pyproject.toml)")
+    p.add_argument("--torch-version", help="PyTorch version that reads TORCH_CUDA_ARCH_LIST")
+    p.add_argument("--cmake-version", help="CMake version that reads CMAKE_CUDA_ARCHITECTURES")
+    p.add_argument(
+        "--python", action="append", default=[], help="Python version for --format matrix"
+    )
+    p.set_defaults(handler=_run)
+
+
+def _warn(lines: list[str] | tuple[str, ...]) -> None:
+    for line in lines:
+        print(f"cuwheel: warning: {line}", file=sys.stderr)
+
+
+def _single(values: list[str], flag: str) -> str | None:
+    if len(values) > 1:
+        raise ConfigError(f"{flag} may be given once except with --format matrix")
+    return values[0] if values else None
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    torch_version = args.torch_version or config.torch_version
+    cmake_version = args.cmake_version or config.cmake_version
+    _warn(config.warnings)
+    if args.format == "matrix":
+        if args.wheel:
+            raise ConfigError("--format matrix takes no wheel")
+        if args.torch_version or args.cmake_version:
+            config = replace(config, torch_version=torch_version, cmake_version=cmake_version)
+        result = emit.matrix(config, trains=args.train, platforms=args.platform, python=args.python)
+        print(json.dumps(result, separators=(",", ":")))
+        return 0
+    plan = select_plan(
+        config,
+        train=_single(args.train, "--train"),
+        platform=_single(args.platform, "--platform"),
+        wheel=args.wheel,
+    )
+    _warn(plan.warnings)
+    if args.format == "torch":
+        print(emit.torch_arch_list(plan, torch_version))
+    elif args.format == "cmake":
+        print(emit.cmake_architectures(plan, cmake_version))
+    elif args.format == "nvcc":
+        print(" ".join(emit.nvcc_flags(plan)))
+    elif args.format == "json":
+        print(json.dumps(emit.plan_json(plan, torch_version, cmake_version), indent=2))
+    else:
+        lines, problems = emit.env_lines(plan, torch_version, cmake_version)
+        _warn([f"{p} (left out)" for p in problems])
+        print("\n".join(lines))
+    return 0
