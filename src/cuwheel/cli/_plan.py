@@ -68,8 +68,8 @@ def _run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     torch_version = args.torch_version or config.torch_version
     cmake_version = args.cmake_version or config.cmake_version
-    _warn(config.warnings)
     if args.format == "matrix":
+        _warn(config.warnings)
         if args.wheel:
             raise ConfigError("--format matrix takes no wheel")
         if args.torch_version or args.cmake_version:
