@@ -1,0 +1,308 @@
+"""The knowledge catalog: loads, validates, and answers lookups with the fact sheet's values.
+
+Expected values are taken from docs/cuda-facts.md (the project's fact sheet), not from
+the data files under test.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cuwheel import catalog
+from cuwheel.arch import Arch, ArchSpec
+from cuwheel.catalog import CatalogError
+
+
+def test_loads_once_and_notes_sources() -> None:
+    assert catalog.load_catalog() is catalog.load_catalog()
+    metas = catalog.data_sources()
+    assert {m.file for m in metas} == {"gpus.toml", "cuda.toml", "packages.toml", "consumers.toml"}
+    for m in metas:
+        assert m.sources and m.compiled
+
+
+@pytest.mark.parametrize(
+    ("query", "sass"),
+    [
+        ("4090", "sm_89"),
+        ("A10G", "sm_86"),
+        ("H200", "sm_90"),
+        ("GB200", "sm_100"),
+        ("RTX 5090", "sm_120"),
+        ("Jetson Orin", "sm_87"),
+        ("DGX Spark", "sm_121"),
+        ("RTX PRO 6000", "sm_120"),
+        ("RTX 6000 Ada", "sm_89"),
+        ("Quadro RTX 6000", "sm_75"),
+        ("T4", "sm_75"),
+        ("B300", "sm_103"),
+        ("Jetson AGX Thor", "sm_110"),
+        ("L40S", "sm_89"),
+        ("GH200", "sm_90"),
+    ],
+)
+def test_gpu_lookup_first_hit(query: str, sass: str) -> None:
+    hits = catalog.find_gpus(query)
+    assert hits, query
+    assert hits[0].gpu.arch.sass == sass
+
+
+def test_rtx_6000_is_three_different_gpus() -> None:
+    found = {m.gpu.arch.sass for m in catalog.find_gpus("RTX 6000")}
+    assert found == {"sm_75", "sm_89", "sm_120"}
+
+
+def test_a10_does_not_match_a100() -> None:
+    assert {m.gpu.arch.sass for m in catalog.find_gpus("A10")} == {"sm_86"}
+    assert {m.gpu.arch.sass for m in catalog.find_gpus("A100")} == {"sm_80"}
+
+
+def test_gpu_by_cc_and_family() -> None:
+    assert catalog.find_gpus("8.9")[0].gpu.family.startswith("Ada")
+    assert catalog.find_gpus("sm_90a")[0].gpu.cc == "9.0"
+    assert {m.gpu.cc for m in catalog.find_gpus("Hopper")} == {"9.0"}
+    assert catalog.find_gpus("no such gpu xyz") == ()
+    assert len(catalog.find_gpus("")) == len(catalog.load_catalog().gpus)
+    g = catalog.gpu_for_arch("sm_121a")
+    assert g is not None and g.cc == "12.1"
+
+
+# cuda-facts.md 2a: PTX ISA emitted per release.
+@pytest.mark.parametrize(
+    ("version", "isa"),
+    [("11.8", "7.8"), ("12.0", "8.0"), ("12.6", "8.5"), ("12.8", "8.7"), ("12.9", "8.8"),
+     ("13.0", "9.0"), ("13.5", "9.5")],
+)  # fmt: skip
+def test_ptx_isa(version: str, isa: str) -> None:
+    assert catalog.release(version).ptx_isa_name == isa
+
+
+def test_release_targets_from_fact_sheet() -> None:
+    r130 = catalog.release("13.0")
+    # nvcc 13.0 rejects sm_50..sm_72 and sm_101; accepts sm_75, sm_88, sm_110.
+    for name in ("sm_70", "sm_72", "sm_101", "sm_107"):
+        assert not r130.accepts(Arch.parse(name)), name
+    for name in ("sm_75", "sm_88", "sm_90a", "sm_100f", "sm_110", "sm_121a"):
+        assert r130.accepts(Arch.parse(name)), name
+    assert r130.default_arch == Arch(75)
+    assert catalog.release("13.4").accepts(Arch.parse("sm_107f"))
+    assert not catalog.release("12.6").accepts(Arch.parse("sm_110"))
+    assert not catalog.release("12.6").accepts(Arch.parse("sm_100"))
+    assert catalog.release("12.8").accepts(Arch.parse("sm_101a"))
+    assert not catalog.release("12.8").accepts(Arch.parse("sm_100f"))  # f arrived in 12.9
+    assert catalog.release("11.8").accepts(Arch(90))
+    assert not catalog.release("11.8").accepts(Arch(90, "a"))
+    assert catalog.release("12.0").default_arch == Arch(52)
+    # `a` exists only for 90 and >= 100, `f` only for >= 100 (ptxas 13.5 list).
+    for a in catalog.release("13.5").sass:
+        if a.variant == "a":
+            assert a.number == 90 or a.number >= 100
+        if a.variant == "f":
+            assert a.number >= 100
+
+
+def test_families() -> None:
+    def members(version: str, name: str) -> set[str]:
+        return {a.sass for a in catalog.release(version).family(Arch.parse(name))}
+
+    assert members("12.9", "sm_100f") == {"sm_100", "sm_103"}
+    assert members("12.9", "sm_101f") == {"sm_101"}
+    assert members("13.0", "sm_110f") == {"sm_110"}
+    assert members("13.4", "sm_100f") == {"sm_100", "sm_103", "sm_107"}
+    assert members("13.5", "sm_120f") == {"sm_120", "sm_121"}
+    assert members("13.5", "sm_121f") == {"sm_121"}
+    assert members("13.5", "sm_90") == set()
+
+
+def test_named_groups() -> None:
+    r = catalog.release("13.0")
+    major = r.group("all-major")
+    assert major is not None
+    assert [str(s) for s in major] == [
+        "sm_75", "sm_80", "sm_90", "sm_100", "sm_110", "sm_120+PTX",
+    ]  # fmt: skip
+    all_135 = catalog.release("13.5").group("ALL")
+    assert all_135 is not None and ArchSpec(Arch(107)) in all_135
+    assert catalog.release("12.6").group("all-major") is None  # not recorded: unknown
+
+
+def test_release_lookup_errors() -> None:
+    assert catalog.release("13.0.88").name == "13.0"
+    assert catalog.release((12, 9)).train == "cu129"
+    with pytest.raises(LookupError, match="never released"):
+        catalog.release("12.7")
+    with pytest.raises(LookupError, match="unknown CUDA release 14.0"):
+        catalog.release("14.0")
+
+
+def test_drivers_known_and_unknown() -> None:
+    assert catalog.release("13.0").driver_linux == "580.65.06"
+    assert catalog.release("13.0").driver_windows is None  # not tabulated: unknown
+    assert catalog.release("12.0").driver_windows == "527.41"
+    assert catalog.release("13.5").driver_linux is None
+    assert catalog.release("11.8").driver_windows is None  # sources conflict
+    floor = catalog.minor_compat_floor(12)
+    assert floor is not None and floor.driver_linux == "525.60.13"
+    floor13 = catalog.minor_compat_floor(13)
+    assert floor13 is not None and floor13.driver_linux == "580.65.06"
+    assert catalog.minor_compat_floor(10) is None
+
+
+def test_ptx_isa_to_toolkit_and_driver() -> None:
+    # 8.6 belongs to the unreleased 12.7: the first toolkit that understands it is 12.8.
+    r = catalog.release_for_ptx_isa("8.6")
+    assert r is not None and r.name == "12.8"
+    r = catalog.release_for_ptx_isa("9.1")
+    assert r is not None and r.name == "13.1"
+    assert catalog.min_driver_for_ptx_isa("9.1") == "590.44.01"
+    assert catalog.min_driver_for_ptx_isa("9.0", os="windows") is None
+    assert catalog.release_for_ptx_isa("9.9") is None
+
+
+def test_releases_supporting_and_rename() -> None:
+    names = [r.name for r in catalog.releases_supporting(Arch(110))]
+    assert names[0] == "13.0"
+    assert [r.name for r in catalog.releases_supporting(Arch(101))] == ["12.8", "12.9"]
+    (rename,) = catalog.renames()
+    assert (rename.old, rename.new) == (Arch(101), Arch(110))
+
+
+@pytest.mark.parametrize(
+    ("library", "major", "distribution", "requirement"),
+    [
+        ("libcudart.so.13", 13, "nvidia-cuda-runtime", "cuda-toolkit[cudart]==13.*"),
+        ("libcudart.so.12", 12, "nvidia-cuda-runtime-cu12", "cuda-toolkit[cudart]==12.*"),
+        ("libcublasLt.so.13", 13, "nvidia-cublas", "cuda-toolkit[cublas]==13.*"),
+        ("libcufft.so.12", 13, "nvidia-cufft", "cuda-toolkit[cufft]==13.*"),
+        ("libnvrtc-builtins.so.13.5", 13, "nvidia-cuda-nvrtc", "cuda-toolkit[nvrtc]==13.*"),
+        ("cudart64_13.dll", 13, "nvidia-cuda-runtime", "cuda-toolkit[cudart]==13.*"),
+        ("CUDART64_12.DLL", 12, "nvidia-cuda-runtime-cu12", "cuda-toolkit[cudart]==12.*"),
+        ("libcudnn.so.9", 13, "nvidia-cudnn-cu13", "nvidia-cudnn-cu13"),
+        ("libnccl.so.2", 13, "nvidia-nccl-cu13", "nvidia-nccl-cu13"),
+        ("libcupti.so.11.8", 11, "nvidia-cuda-cupti-cu11", "cuda-toolkit[cupti]==11.8.*"),
+        ("cupti64_13.dll", 13, "nvidia-cuda-cupti", "cuda-toolkit[cupti]==13.*"),
+    ],
+)
+def test_library_to_package(library: str, major: int, distribution: str, requirement: str) -> None:
+    (c,) = catalog.find_library(library, major=major)
+    assert c.distribution == distribution
+    assert c.requirement == requirement
+
+
+def test_library_dirs() -> None:
+    (rt13,) = catalog.find_library("libcudart.so.13")
+    assert rt13.linux_dir == "nvidia/cu13/lib"
+    assert rt13.windows_dir == "nvidia/cu13/bin/x86_64"
+    (rt12,) = catalog.find_library("libcudart.so.12")
+    assert rt12.linux_dir == "nvidia/cuda_runtime/lib"
+    (cudnn,) = catalog.find_library("libcudnn_graph.so.9", major=13)
+    assert cudnn.linux_dir == "nvidia/cudnn/lib"
+    # Same soname in three majors.
+    assert {c.major for c in catalog.find_library("libcurand.so.10")} == {11, 12, 13}
+    assert catalog.find_library("libcudart.so.13", os="windows") == ()
+    assert catalog.find_library("libfoo.so.1") == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "driver"),
+    [
+        ("libcuda.so.1", True),
+        ("libcuda.so", True),
+        ("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", True),
+        ("libnvidia-ptxjitcompiler.so.1", True),
+        ("libnvidia-nvvm.so.4", True),
+        ("libnvidia-glcore.so.580.159.04", True),
+        ("nvcuda.dll", True),
+        ("NVML.DLL", True),
+        ("libnvvm.so.4", False),  # the toolkit's NVVM, not the driver's
+        ("libOpenCL.so.1", False),  # Khronos ICD loader
+        ("libcudart.so.13", False),
+        ("libcublas.so.12", False),
+    ],
+)
+def test_driver_libraries(name: str, driver: bool) -> None:
+    assert catalog.is_driver_library(name) is driver
+
+
+def test_platforms_and_consumers() -> None:
+    p = catalog.platform_for_wheel_tag("manylinux_2_28_x86_64")
+    assert p is not None and p.name == "linux-x86_64"
+    p = catalog.platform_for_wheel_tag("manylinux2014_aarch64")
+    assert p is not None and p.name == "linux-aarch64"
+    p = catalog.platform_for_wheel_tag("win_amd64")
+    assert p is not None and p.name == "win-amd64"
+    assert catalog.platform_for_wheel_tag("macosx_14_0_arm64") is None
+    t = catalog.torch_consumer("2.14.1")
+    assert Arch(90, "a") in t.accepted and Arch(88) not in t.accepted
+    assert not any(a.variant == "f" for a in t.accepted)
+    with pytest.raises(LookupError):
+        catalog.torch_consumer("1.0")
+    assert catalog.cmake_consumer().f_rejected == "3.25.1"
+
+
+# ---------------------------------------------------------------- validation of broken data
+
+
+@pytest.fixture
+def patched_data(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Replace one data file's parsed content; the loader cache is cleared around it."""
+    real = catalog._read
+
+    def patch(name: str, edit) -> None:  # type: ignore[no-untyped-def]
+        def fake(n: str) -> dict:  # type: ignore[type-arg]
+            data = real(n)
+            if n == name:
+                data = json.loads(json.dumps(data))
+                edit(data)
+            return data
+
+        monkeypatch.setattr(catalog, "_read", fake)
+        catalog.load_catalog.cache_clear()
+
+    yield patch
+    catalog.load_catalog.cache_clear()
+
+
+def test_broken_data_reports_every_problem(patched_data) -> None:  # type: ignore[no-untyped-def]
+    def edit(d: dict) -> None:  # type: ignore[type-arg]
+        r = d["release"][-1]
+        r["sass"].insert(0, "sm_200")  # unknown GPU and out of order
+        r["default_arch"] = "sm_61"  # not a target
+        r["colour"] = "green"  # unknown key
+        d["release"][0]["driver_linux"] = "four-fifty"
+        del d["meta"]["sources"]
+
+    patched_data("cuda.toml", edit)
+    with pytest.raises(CatalogError) as info:
+        catalog.load_catalog()
+    text = "\n".join(info.value.problems)
+    assert "'sass' must be sorted" in text
+    assert "default_arch sm_61 is not in 'sass'" in text
+    assert "unknown key 'colour'" in text
+    assert "not a driver version: 'four-fifty'" in text
+    assert "missing key 'sources'" in text
+    assert "sm_200 has no gpus.toml entry" in text
+
+
+def test_broken_gpu_names(patched_data) -> None:  # type: ignore[no-untyped-def]
+    def edit(d: dict) -> None:  # type: ignore[type-arg]
+        d["gpu"][-1]["products"].append({"name": "H200", "segment": "datacenter"})
+        d["gpu"][0]["products"][0]["segment"] = "gaming"
+
+    patched_data("gpus.toml", edit)
+    with pytest.raises(CatalogError) as info:
+        catalog.load_catalog()
+    text = "\n".join(info.value.problems)
+    assert "name 'H200' also used for CC" in text
+    assert "segment must be one of" in text
+
+
+def test_component_may_not_ship_a_driver_library(patched_data) -> None:  # type: ignore[no-untyped-def]
+    def edit(d: dict) -> None:  # type: ignore[type-arg]
+        d["component"][0]["linux"].append("libcuda.so.1")
+
+    patched_data("packages.toml", edit)
+    with pytest.raises(CatalogError, match="libcuda.so.1 matches a driver library"):
+        catalog.load_catalog()
