@@ -133,7 +133,7 @@ def test_release_lookup_errors() -> None:
     assert catalog.release((12, 9)).train == "cu129"
     with pytest.raises(LookupError, match="never released"):
         catalog.release("12.7")
-    with pytest.raises(LookupError, match="unknown CUDA release 14.0"):
+    with pytest.raises(LookupError, match=r"unknown CUDA release 14\.0"):
         catalog.release("14.0")
 
 
@@ -304,5 +304,5 @@ def test_component_may_not_ship_a_driver_library(patched_data) -> None:  # type:
         d["component"][0]["linux"].append("libcuda.so.1")
 
     patched_data("packages.toml", edit)
-    with pytest.raises(CatalogError, match="libcuda.so.1 matches a driver library"):
+    with pytest.raises(CatalogError, match=r"libcuda\.so\.1 matches a driver library"):
         catalog.load_catalog()
