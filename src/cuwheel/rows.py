@@ -238,6 +238,9 @@ def select_row(rows: Iterable[Row], train: Train, platform: str | None) -> Row:
         raise ConfigError(
             f"train {train} needs a platform: pass --platform (e.g. linux-x86_64) or a wheel"
         )
+    known = sorted(p.name for p in catalog.load_catalog().platforms)
+    if platform not in known:
+        raise ConfigError(f"unknown platform {platform!r}; known: {', '.join(known)}")
     for row in rows:
         if not row.is_cpu and row.platform == platform and row.covers(train):
             return row
