@@ -1,0 +1,267 @@
+"""The emitted plans against the real consumers: nvcc (+ cuobjdump), CMake and PyTorch.
+
+Each test skips when its tool is missing.  Archs present in a built binary are read
+with NVIDIA's cuobjdump (PyPI wheel nvidia-cuda-cuobjdump), independent of cuwheel.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cuwheel import catalog, emit
+from cuwheel.arch import Arch, parse_gencode
+from cuwheel.config import default_config, load_config, select_plan
+from cuwheel.rows import Plan
+
+pytestmark = pytest.mark.consumer
+
+# The seed rows of issue 3 that build CUDA code (train, platform).
+SEED_ROWS = [
+    ("cu130", "linux-x86_64"),
+    ("cu130", "linux-aarch64"),
+    ("cu126", "linux-aarch64"),
+    ("cu132", "win-amd64"),
+    ("cu134", "win-amd64"),
+]
+KERNEL = "__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n"
+
+
+def seed_plan(train: str, platform: str) -> Plan:
+    return select_plan(default_config(), train=train, platform=platform, environ={})
+
+
+def find_cuobjdump() -> str | None:
+    spec = importlib.util.find_spec("nvidia")
+    for root in spec.submodule_search_locations or [] if spec else []:
+        for candidate in sorted(Path(root).glob("*/bin/cuobjdump*")):
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    return None
+
+
+NVCC = shutil.which("nvcc")
+CMAKE = shutil.which("cmake")
+CUOBJDUMP = find_cuobjdump()
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
+needs_cuobjdump = pytest.mark.skipif(
+    CUOBJDUMP is None, reason="cuobjdump not installed (pip install nvidia-cuda-cuobjdump)"
+)
+
+
+def nvcc_version() -> tuple[int, int]:
+    assert NVCC is not None
+    out = subprocess.run([NVCC, "--version"], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    assert m is not None
+    return int(m[1]), int(m[2])
+
+
+def archs_in(binary: Path) -> tuple[set[str], set[str]]:
+    """(SASS names, PTX names) that cuobjdump lists, e.g. ({'sm_80'}, {'sm_120'})."""
+    assert CUOBJDUMP is not None
+    out = subprocess.run(
+        [CUOBJDUMP, "--list-elf", "--list-ptx", str(binary)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    sass = set(re.findall(r"^ELF file\s+\d+: .*\.(sm_\w+)\.cubin$", out, re.M))
+    ptx = set(re.findall(r"^PTX file\s+\d+: .*\.(sm_\w+)\.ptx$", out, re.M))
+    return sass, ptx
+
+
+def expected_listing(plan: Plan) -> tuple[set[str], set[str]]:
+    # cuobjdump lists an `f` cubin under the plain name and PTX as sm_XY (fact sheet 3).
+    sass = {(a.base if a.variant == "f" else a).sass for a in plan.sass}
+    ptx = {a.sass for a in plan.ptx}
+    return sass, ptx
+
+
+def nvcc_accepts(plan: Plan) -> bool:
+    try:
+        release = catalog.release(nvcc_version())
+    except LookupError:
+        return False
+    return all(release.accepts(t.arch) for t in plan.targets)
+
+
+# ---------------------------------------------------------------- nvcc
+
+
+@needs_nvcc
+def test_catalog_matches_local_nvcc() -> None:
+    out = subprocess.run(
+        [NVCC or "nvcc", "--list-gpu-code"], capture_output=True, text=True, check=True
+    ).stdout
+    listed = {Arch.parse(line) for line in out.split()}
+    recorded = {a for a in catalog.release(nvcc_version()).sass if not a.variant}
+    assert listed == recorded
+
+
+@needs_nvcc
+@needs_cuobjdump
+@pytest.mark.parametrize(("train", "platform"), SEED_ROWS)
+def test_nvcc_builds_exactly_the_row(tmp_path: Path, train: str, platform: str) -> None:
+    plan = seed_plan(train, platform)
+    if not nvcc_accepts(plan):
+        pytest.skip(f"local nvcc {nvcc_version()} cannot build {train}'s row")
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL)
+    lib = tmp_path / "libk.so"
+    cmd = [NVCC or "nvcc", "-shared", "-Xcompiler", "-fPIC", *emit.nvcc_flags(plan)]
+    subprocess.run([*cmd, "-o", str(lib), str(src)], check=True, capture_output=True)
+    assert archs_in(lib) == expected_listing(plan)
+
+
+@needs_nvcc
+@needs_cuobjdump
+def test_nvcc_builds_a_and_f_targets(tmp_path: Path) -> None:
+    # A row with a / f targets and separate PTX, beyond the seed rows.
+    path = tmp_path / "pyproject.toml"
+    path.write_text(
+        '[tool.cuwheel]\ntrains = ["cu130"]\n[[tool.cuwheel.rows]]\nplatform = "linux-x86_64"\n'
+        'cuda = "13.0"\nsass = ["sm_75", "sm_90a", "sm_100f", "sm_120"]\n'
+        'ptx = ["compute_90", "compute_120f"]\n'
+    )
+    plan = select_plan(load_config(path), train="cu130", platform="linux-x86_64", environ={})
+    if not nvcc_accepts(plan):
+        pytest.skip("local nvcc cannot build CUDA 13.0 targets")
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL)
+    lib = tmp_path / "libk.so"
+    cmd = [NVCC or "nvcc", "-shared", "-Xcompiler", "-fPIC", *emit.nvcc_flags(plan)]
+    subprocess.run([*cmd, "-o", str(lib), str(src)], check=True, capture_output=True)
+    assert archs_in(lib) == expected_listing(plan)
+
+
+# ---------------------------------------------------------------- CMake
+
+
+def cmake_version() -> str:
+    assert CMAKE is not None
+    out = subprocess.run([CMAKE, "--version"], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"version (\d+\.\d+\.\d+)", out)
+    assert m is not None
+    return m[1]
+
+
+def cmake_project(tmp_path: Path, architectures: str) -> subprocess.CompletedProcess[str]:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(KERNEL)
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\n"
+        "project(k LANGUAGES CUDA)\n"
+        "add_library(k SHARED k.cu)\n"
+    )
+    build = tmp_path / "build"
+    configure = subprocess.run(
+        [
+            CMAKE or "cmake",
+            "-S", str(src), "-B", str(build),
+            f"-DCMAKE_CUDA_COMPILER={NVCC}",
+            f"-DCMAKE_CUDA_ARCHITECTURES={architectures}",
+        ],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    if configure.returncode != 0:
+        return configure
+    return subprocess.run([CMAKE or "cmake", "--build", str(build)], capture_output=True, text=True)
+
+
+@needs_nvcc
+@needs_cuobjdump
+@pytest.mark.skipif(CMAKE is None, reason="cmake not on PATH")
+@pytest.mark.parametrize(("train", "platform"), SEED_ROWS)
+def test_cmake_builds_exactly_the_row(tmp_path: Path, train: str, platform: str) -> None:
+    plan = seed_plan(train, platform)
+    if not nvcc_accepts(plan):
+        pytest.skip(f"local nvcc cannot build {train}'s row")
+    value = emit.cmake_architectures(plan, cmake_version())
+    result = cmake_project(tmp_path, value)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (lib,) = (tmp_path / "build").glob("libk.so")
+    assert archs_in(lib) == expected_listing(plan)
+
+
+@needs_nvcc
+@pytest.mark.skipif(CMAKE is None, reason="cmake not on PATH")
+def test_cmake_refusal_matches_cmake(tmp_path: Path) -> None:
+    """cuwheel refuses 100f for this CMake exactly when this CMake rejects it."""
+    path = tmp_path / "pyproject.toml"
+    path.write_text(
+        '[tool.cuwheel]\ntrains = ["cu130"]\n[[tool.cuwheel.rows]]\nplatform = "linux-x86_64"\n'
+        'cuda = "13.0"\nsass = ["sm_100f"]\nptx = "none"\n'
+    )
+    plan = select_plan(load_config(path), train="cu130", platform="linux-x86_64", environ={})
+    version = cmake_version()
+    try:
+        emit.cmake_architectures(plan, version)
+        refused = False
+    except emit.Unexpressible:
+        refused = True
+    if not refused:
+        pytest.skip(f"CMake {version} is recorded as accepting f targets")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    result = cmake_project(proj, "100f-real")
+    assert result.returncode != 0, "CMake accepted 100f although cuwheel refused it"
+
+
+# ---------------------------------------------------------------- PyTorch
+
+
+def torch_flags(arch_list: str) -> list[str]:
+    """Run torch's own parser in a fresh interpreter with TORCH_CUDA_ARCH_LIST set."""
+    code = (
+        "import json, torch.utils.cpp_extension as c\nprint(json.dumps(c._get_cuda_arch_flags()))\n"
+    )
+    env = {**os.environ, "TORCH_CUDA_ARCH_LIST": arch_list}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise ValueError(result.stderr.strip().splitlines()[-1])
+    flags: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
+    return flags
+
+
+def torch_version() -> str | None:
+    if importlib.util.find_spec("torch") is None:
+        return None
+    out = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.__version__)"],
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip().split("+")[0] if out.returncode == 0 else None
+
+
+TORCH = torch_version()
+needs_torch = pytest.mark.skipif(TORCH is None, reason="torch is not importable")
+
+
+@needs_torch
+@pytest.mark.parametrize(("train", "platform"), SEED_ROWS)
+def test_torch_turns_the_list_into_the_rows_gencode(train: str, platform: str) -> None:
+    plan = seed_plan(train, platform)
+    value = emit.torch_arch_list(plan, TORCH or "")
+    flags = torch_flags(value)
+    assert parse_gencode(" ".join(flags)) == plan.targets
+    assert sorted(flags) == sorted(emit.nvcc_flags(plan))
+
+
+@needs_torch
+@pytest.mark.parametrize("item", ["10.0f", "8.8", "10.1"])
+def test_torch_rejects_what_cuwheel_refuses(item: str) -> None:
+    with pytest.raises(ValueError, match="Unknown CUDA arch"):
+        torch_flags(item)
+    assert Arch.parse(item) not in catalog.torch_consumer(TORCH).accepted
