@@ -105,6 +105,9 @@ class FatbinContainer:
     named_section: bool  # True when `section` is one of the device-code sections
     relocatable: bool  # in __nv_relfatbin / __nv_rel: relocatable (-rdc) device code
     entries: tuple[FatbinEntry, ...]
+    # Toolkit recorded in the cubin(s) decoded from this container (one nvcc run makes a
+    # container, so its cubins share it); None when none was decoded or none recorded it.
+    toolkit: Toolkit | None = None
 
 
 @dataclass(frozen=True)

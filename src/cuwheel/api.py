@@ -1,0 +1,191 @@
+"""The public entry point: ``inspect(targets) -> Inventory``."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+
+from cuwheel.errors import InputError
+from cuwheel.inventory import Binary, Inventory, Problem, Source
+from cuwheel.sources import Limits, WheelFile, read_member, read_path, unsafe_member_name, wheel_info
+
+__all__ = ["Progress", "inspect"]
+
+# Called as progress(label, done, total) with byte counts; never required.
+Progress = Callable[[str, int, int], None]
+
+# Members at least this large get a task (and a worker) of their own.
+_BIG_MEMBER = 8 << 20
+_BATCH = 1500
+# Below this many bytes of binaries, starting worker processes costs more than it saves.
+_PARALLEL_THRESHOLD = 64 << 20
+
+
+def inspect(
+    targets: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] = (),
+    *,
+    dists: Iterable[str] = (),
+    env: bool = False,
+    workers: int | None = None,
+    limits: Limits = Limits(),
+    progress: Progress | None = None,
+) -> Inventory:
+    """Inventory the device code and linkage of wheels, directories, files or installed
+    distributions (``dists``, or every distribution of this environment with ``env``).
+
+    Unreadable inputs do not raise: each becomes a ``Problem`` in its ``Source``.
+    """
+    if isinstance(targets, (str, os.PathLike)):
+        targets = [targets]
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
+    sources: list[Source] = []
+    for target in targets:
+        sources.append(_inspect_target(os.fspath(target), workers, limits, progress))
+    names = list(dists)
+    if env:
+        seen = set()
+        for d in importlib.metadata.distributions():
+            n = d.metadata["Name"]
+            if n and n.lower() not in seen:
+                seen.add(n.lower())
+                names.append(n)
+    for name in names:
+        sources.append(_inspect_dist(name))
+    return Inventory(tuple(sources))
+
+
+def _inspect_target(path: str, workers: int, limits: Limits, progress: Progress | None) -> Source:
+    if os.path.isdir(path):
+        return _inspect_files("directory", path, _walk(path))
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        return Source("file", path, problems=(Problem(path, exc.strerror or str(exc)),))
+    if magic == b"PK\x03\x04" or (magic == b"PK\x05\x06"):
+        return _inspect_wheel(path, workers, limits, progress)
+    binaries, problems, is_bin = read_path(path)
+    if not is_bin and not problems:
+        problems = [Problem(path, "not a wheel, directory, or binary cuwheel can read")]
+    return Source("file", path, files_seen=1, binaries=tuple(binaries), problems=tuple(problems))
+
+
+def _walk(root: str) -> list[str]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            p = os.path.join(dirpath, fn)
+            if not os.path.islink(p):
+                out.append(p)
+    return out
+
+
+def _inspect_files(kind: str, label: str, paths: list[str]) -> Source:
+    binaries: list[Binary] = []
+    problems: list[Problem] = []
+    for p in paths:
+        b, pr, _ = read_path(p)
+        binaries += b
+        problems += pr
+    return Source(kind, label, files_seen=len(paths), binaries=tuple(binaries),
+                  problems=tuple(problems))
+
+
+def _inspect_dist(name: str) -> Source:
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return Source("distribution", name,
+                      problems=(Problem(name, "no such distribution is installed"),))
+    files = dist.files or []
+    paths = []
+    for f in files:
+        p = str(f.locate())
+        if os.path.isfile(p) and not os.path.islink(p):
+            paths.append(p)
+    label = f"{dist.metadata['Name']} {dist.version}"
+    return _inspect_files("distribution", label, sorted(paths))
+
+
+# -- wheels ---------------------------------------------------------------------------
+_open_wheels: dict[str, WheelFile] = {}
+
+
+def _wheel_task(path: str, names: list[str], limits: Limits) -> list[
+    tuple[str, list[Binary], list[Problem]]
+]:
+    wf = _open_wheels.get(path)
+    if wf is None:
+        wf = _open_wheels[path] = WheelFile(path, limits)
+    out = []
+    for name in names:
+        binaries, problems, _ = read_member(wf, name)
+        out.append((name, binaries, problems))
+    return out
+
+
+def _inspect_wheel(path: str, workers: int, limits: Limits, progress: Progress | None) -> Source:
+    try:
+        wf = WheelFile(path, limits)
+    except InputError as exc:
+        return Source("wheel", path, problems=(Problem(exc.path, exc.problem),))
+    with wf:
+        info = wheel_info(wf)
+        problems: list[Problem] = []
+        names: list[str] = []
+        total = 0
+        for name, zi in wf.infos.items():
+            if zi.is_dir():
+                continue
+            why = unsafe_member_name(name)
+            if why:
+                problems.append(Problem(wf.display(name), why))
+                continue
+            if zi.file_size > limits.max_member_size:
+                problems.append(Problem(wf.display(name),
+                                        f"declared size {zi.file_size} exceeds the limit"))
+                continue
+            names.append(name)
+            total += zi.file_size
+        if total > limits.max_total_size:
+            problems.append(Problem(path, f"members declare {total} bytes in all, over the limit"))
+            return Source("wheel", path, wheel=info, problems=tuple(problems))
+        order = {n: i for i, n in enumerate(names)}
+        big = sorted((n for n in names if wf.infos[n].file_size >= _BIG_MEMBER),
+                     key=lambda n: -wf.infos[n].file_size)
+        small = [n for n in names if wf.infos[n].file_size < _BIG_MEMBER]
+        tasks = [[n] for n in big] + [small[i : i + _BATCH] for i in range(0, len(small), _BATCH)]
+        sizes = [sum(wf.infos[n].file_size for n in t) for t in tasks]
+        results: list[tuple[str, list[Binary], list[Problem]]] = []
+        done = 0
+        big_bytes = sum(wf.infos[n].file_size for n in big)
+        if workers > 1 and big_bytes >= _PARALLEL_THRESHOLD and len(tasks) > 1:
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                futures: list[tuple[Future[list[tuple[str, list[Binary], list[Problem]]]], int]]
+                futures = [(pool.submit(_wheel_task, path, t, limits), s)
+                           for t, s in zip(tasks, sizes)]
+                for fut, s in futures:
+                    results += fut.result()
+                    done += s
+                    if progress:
+                        progress(path, done, total)
+        else:
+            for t, s in zip(tasks, sizes):
+                for name in t:
+                    results.append((name, *read_member(wf, name)[:2]))
+                    done += wf.infos[name].file_size
+                    if progress:
+                        progress(path, done, total)
+            _open_wheels.pop(path, None)
+        results.sort(key=lambda r: order[r[0]])
+        binaries = [b for _, bs, _ in results for b in bs]
+        problems += [p for _, _, ps in results for p in ps]
+    return Source("wheel", path, wheel=info, files_seen=len(names), binaries=tuple(binaries),
+                  problems=tuple(problems))

@@ -1,0 +1,122 @@
+"""Cubins: the device ELF files (``e_machine`` 190, EM_CUDA) inside fatbins.
+
+Reads what shared/docs/binary-formats.md section 5 verified: the ELF ABI version and
+``e_flags`` (SM number position depends on the ABI), ``e_type`` (ET_REL for -rdc code),
+and the toolkit release recorded in ``.note.nv.tkinfo`` / ``.note.nv.cuinfo`` (ABI v8)
+or in ``e_version`` (ABI v7).  Works on a whole cubin or on a decompressed prefix.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+from cuwheel.inventory import Toolkit
+
+__all__ = ["CubinFacts", "EM_CUDA", "parse_cubin"]
+
+EM_CUDA = 190
+ET_REL = 1
+ET_EXEC = 2
+_NOTE_NAME = b"NVIDIA Corp\x00"
+_NT_TKINFO = 2000
+_NT_CUINFO = 1000
+_SHT_NV_COMPAT = 0x70000086
+_RELEASE = re.compile(rb"release (\d+)\.(\d+), V(\d+\.\d+\.\d+)")
+_ARCH_OPT = re.compile(rb"-arch[ =](sm|compute)_(\d+)([af]?)\b")
+
+
+@dataclass(frozen=True)
+class CubinFacts:
+    abi_version: int
+    elf_type: int  # 1 ET_REL, 2 ET_EXEC
+    sm: int  # from e_flags, read per ABI version
+    toolkit: Toolkit | None
+    arch_specific: bool | None  # .nv.compat attribute 9 ("a"); None when unseen
+    arch_option: str | None  # the "-arch" value recorded by the tool, e.g. "sm_100f"
+
+    @property
+    def relocatable(self) -> bool:
+        return self.elf_type == ET_REL
+
+
+def _toolkit_from_notes(data: bytes) -> tuple[Toolkit | None, str | None]:
+    """Find the first NVIDIA tkinfo (or cuinfo) note anywhere in ``data``."""
+    cuinfo: Toolkit | None = None
+    pos = data.find(_NOTE_NAME)
+    while pos >= 12:
+        namesz, descsz, ntype = struct.unpack_from("<III", data, pos - 12)
+        desc = pos + 12
+        if namesz == 12 and desc + descsz <= len(data):
+            body = data[desc : desc + descsz]
+            if ntype == _NT_TKINFO:
+                m = _RELEASE.search(body)
+                if m:
+                    a = _ARCH_OPT.search(body)
+                    arch = a.group(1) + b"_" + a.group(2) + a.group(3) if a else None
+                    tk = Toolkit(int(m.group(1)), int(m.group(2)), "tkinfo", m.group(3).decode())
+                    return tk, arch.decode() if arch else None
+            elif ntype == _NT_CUINFO and descsz >= 6 and cuinfo is None:
+                code = struct.unpack_from("<H", body, 4)[0]
+                if code:
+                    cuinfo = Toolkit(code // 10, code % 10, "cuinfo")
+        pos = data.find(_NOTE_NAME, pos + 1)
+    return cuinfo, None
+
+
+def _nv_compat_arch_specific(data: bytes) -> bool | None:
+    """Attribute 9 of the ``.nv.compat`` section, when the section headers are present."""
+    if len(data) < 64:
+        return None
+    shoff, = struct.unpack_from("<Q", data, 40)
+    shentsize, shnum = struct.unpack_from("<HH", data, 58)
+    if shentsize != 64 or shoff + shnum * 64 > len(data):
+        return None
+    for i in range(shnum):
+        sh_type, = struct.unpack_from("<I", data, shoff + i * 64 + 4)
+        if sh_type != _SHT_NV_COMPAT:
+            continue
+        off, size = struct.unpack_from("<QQ", data, shoff + i * 64 + 24)
+        blob = data[off : off + size]
+        p = 0
+        while p + 2 <= len(blob):
+            fmt, attr = blob[p], blob[p + 1]
+            if fmt == 0:
+                break
+            if fmt == 2:
+                if attr == 9 and p + 2 < len(blob):
+                    return blob[p + 2] == 1
+                p += 4
+            elif fmt == 3:
+                p += 4
+            elif fmt == 4 and p + 4 <= len(blob):
+                p += 4 + struct.unpack_from("<H", blob, p + 2)[0]
+            else:
+                break
+        return False
+    return None
+
+
+def parse_cubin(data: bytes) -> CubinFacts | None:
+    """Facts from a cubin or a prefix of one; None when it is not a CUDA ELF."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return None
+    e_type, e_machine, e_version = struct.unpack_from("<HHI", data, 16)
+    if e_machine != EM_CUDA:
+        return None
+    abi = data[8]
+    e_flags, = struct.unpack_from("<I", data, 48)
+    # ABI v8 moved the SM number from bits 0-7 to bits 8-15 (binary-formats.md 5.2).
+    sm = (e_flags >> 8) & 0xFF if abi >= 8 else e_flags & 0xFF
+    toolkit, arch_option = _toolkit_from_notes(data)
+    if toolkit is None and abi < 8 and e_version >= 80:
+        toolkit = Toolkit(e_version // 10, e_version % 10, "e_version")
+    return CubinFacts(
+        abi_version=abi,
+        elf_type=e_type,
+        sm=sm,
+        toolkit=toolkit,
+        arch_specific=_nv_compat_arch_specific(data),
+        arch_option=arch_option,
+    )

@@ -1,0 +1,290 @@
+"""Recognise a file by its magic bytes and read it into inventory ``Binary`` facts.
+
+Formats: host ELF (shared object, executable, relocatable object), PE/COFF images,
+``ar`` archives of ELF objects, and raw device code (cubin, fatbin, PTX text).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+
+from cuwheel.arch import Arch, Variant
+from cuwheel.devicecode.cubin import EM_CUDA, parse_cubin
+from cuwheel.devicecode.fatbin import CONTAINER_MAGIC, FatbinError
+from cuwheel.devicecode.ptx import looks_like_ptx, parse_ptx_header
+from cuwheel.errors import InputError
+from cuwheel.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
+from cuwheel.readers.ar import AR_MAGIC, ArError, ArReader
+from cuwheel.readers.devicecode import ContainerCollector, Region, assign_containers
+from cuwheel.readers.elf import ElfError, ElfReader
+from cuwheel.readers.pe import PeError, PeReader
+from cuwheel.readers.stream import Chunk, Scan, StreamError
+
+__all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
+
+# How much of a file's start is needed to recognise it (PTX may open with a banner).
+SNIFF_BYTES = 1024
+MAX_PASSES = 4
+# Raw cubins and PTX files are read whole; beyond this they are not plausible.
+MAX_RAW_DEVICE_FILE = 512 << 20
+
+ChunkSource = Callable[[], Iterator[Chunk]]
+
+
+def sniff(prefix: bytes) -> str | None:
+    """The format of a file from its first bytes, or None for anything else."""
+    if prefix[:4] == b"\x7fELF":
+        if len(prefix) >= 20 and struct.unpack_from("<H", prefix, 18)[0] == EM_CUDA:
+            return "cubin"
+        return "elf"
+    if prefix[:2] == b"MZ":
+        return "pe"
+    if prefix[:8] == AR_MAGIC:
+        return "ar"
+    if prefix[:4] == CONTAINER_MAGIC:
+        return "fatbin"
+    if looks_like_ptx(prefix):
+        return "ptx"
+    return None
+
+
+def _run(
+    scan: Scan,
+    open_chunks: ChunkSource,
+    collector: ContainerCollector,
+    regions: Callable[[], list[Region]],
+) -> None:
+    """Stream the file through ``scan``.
+
+    A file that arrives as one chunk (mmap'ed, or small) is resident: its device-code
+    sections are walked container by container and only its other data sections are
+    searched for the signature.  A streamed file is searched everywhere as it passes,
+    since its section table comes last.
+    """
+    chunks = iter(open_chunks())
+    first = next(chunks, None)
+    if first is not None:
+        scan.feed(first)
+    if scan.resident:
+        found = regions()
+        if not found:
+            collector.search_region(Region("", 0, scan.size, False, False))
+        for region in found:
+            if region.device_code:
+                collector.walk_region(region)
+            elif region.searchable:
+                collector.search_region(region)
+        scan.serve()
+        scan.finish()
+        return
+    scan.on_signature = collector.on_signature
+    scan.scan_now()
+    for chunk in chunks:
+        scan.feed(chunk)
+    scan.finish()
+    while scan.missed and scan.passes < MAX_PASSES:
+        scan.restart()
+        for chunk in open_chunks():
+            scan.feed(chunk)
+            if not scan.pending:
+                break
+        if scan.pending:
+            scan.finish()
+    if scan.missed:
+        raise StreamError("its structures could not be located in a bounded number of passes")
+
+
+def read_binary(
+    path: str,
+    size: int,
+    open_chunks: ChunkSource,
+    kind: str,
+    *,
+    payload: str = "sample",
+) -> list[Binary]:
+    """Read one file of a known ``kind`` (from ``sniff``); raises InputError if corrupt.
+
+    ``open_chunks`` returns a fresh iterator over the file's bytes each time it is
+    called (a second pass is rare and stops early).  An archive gives one Binary per
+    ELF member.
+    """
+    try:
+        return _read(path, size, open_chunks, kind, payload)
+    except InputError:
+        raise
+    except (ElfError, PeError, ArError, StreamError, FatbinError) as exc:
+        raise InputError(path, str(exc)) from None
+    except (struct.error, IndexError, ValueError) as exc:
+        raise InputError(path, f"malformed ({exc})") from None
+
+
+def _read(
+    path: str, size: int, open_chunks: ChunkSource, kind: str, payload: str
+) -> list[Binary]:
+    if kind in ("cubin", "ptx"):
+        return [_read_raw_device(path, size, open_chunks, kind)]
+    scan = Scan(size)
+    collector = ContainerCollector(scan, payload=payload)
+    if kind == "elf":
+        elf = ElfReader(scan, 0, size)
+        _run(scan, open_chunks, collector, lambda: elf.facts.sections)
+        facts = elf.finish()
+        containers, problems = assign_containers(collector.candidates, facts.sections)
+        _raise_first(path, problems)
+        return [
+            Binary(
+                path=path,
+                format="elf",
+                size=size,
+                file_type=facts.file_type,
+                machine=facts.machine,
+                needed=tuple(facts.needed),
+                rpath=tuple(facts.rpath),
+                runpath=tuple(facts.runpath),
+                soname=facts.soname,
+                exported=tuple(facts.exported),
+                containers=tuple(containers),
+            )
+        ]
+    if kind == "pe":
+        pe = PeReader(scan, 0, size)
+        _run(scan, open_chunks, collector, lambda: pe.facts.sections)
+        pfacts = pe.finish()
+        containers, problems = assign_containers(collector.candidates, pfacts.sections)
+        _raise_first(path, problems)
+        return [
+            Binary(
+                path=path,
+                format="pe",
+                size=size,
+                file_type=pfacts.file_type,
+                machine=pfacts.machine,
+                needed=tuple(pfacts.needed),
+                exported=tuple(pfacts.exported),
+                containers=tuple(containers),
+            )
+        ]
+    if kind == "ar":
+        members: list[tuple[str, int, int, ElfReader]] = []
+
+        def on_member(name: str, start: int, length: int) -> None:
+            members.append((name, start, length, ElfReader(scan, start, length, head=False,
+                                                           lenient=True)))
+
+        ArReader(scan, size, on_member)
+        _run(scan, open_chunks, collector,
+             lambda: [r for m in members if m[3].is_elf for r in m[3].facts.sections])
+        out = []
+        for name, start, length, reader in members:
+            if not reader.is_elf:
+                continue
+            mfacts = reader.finish()
+            mine = {o: c for o, c in collector.candidates.items() if start <= o < start + length}
+            containers, problems = assign_containers(mine, mfacts.sections, where=f"{name}: ")
+            _raise_first(path, problems)
+            out.append(
+                Binary(
+                    path=f"{path}({name})",
+                    format="elf",
+                    size=length,
+                    file_type=mfacts.file_type,
+                    machine=mfacts.machine,
+                    archive=path,
+                    member=name,
+                    needed=tuple(mfacts.needed),
+                    exported=tuple(mfacts.exported),
+                    containers=tuple(containers),
+                )
+            )
+        return out
+    if kind == "fatbin":
+        whole = Region("fatbin", 0, size, device_code=True, relocatable=False)
+        _run(scan, open_chunks, collector, lambda: [whole])
+        containers, problems = assign_containers(collector.candidates, [whole])
+        _raise_first(path, [p.replace("fatbin container", "container", 1) for p in problems])
+        return [
+            Binary(
+                path=path,
+                format="fatbin",
+                size=size,
+                machine="cuda",
+                containers=tuple(
+                    FatbinContainer(c.offset, c.size, None, False, False, c.entries)
+                    for c in containers
+                ),
+            )
+        ]
+    raise InputError(path, f"unsupported file kind {kind!r}")
+
+
+def _raise_first(path: str, problems: list[str]) -> None:
+    if problems:
+        extra = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise InputError(path, problems[0] + extra)
+
+
+def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str) -> Binary:
+    if size > MAX_RAW_DEVICE_FILE:
+        raise InputError(path, f"{size} bytes is too large for a {kind} file")
+    data = b"".join(bytes(c) for c in open_chunks())
+    if len(data) != size:
+        raise InputError(path, f"read {len(data)} bytes, expected {size}")
+    if kind == "cubin":
+        facts = parse_cubin(data)
+        if facts is None:
+            raise InputError(path, "not a 64-bit little-endian CUDA ELF")
+        variant: Variant = ""
+        if facts.arch_specific or (facts.arch_option or "").endswith("a"):
+            variant = "a"
+        elif (facts.arch_option or "").endswith("f"):
+            variant = "f"
+        if not 10 <= facts.sm <= 999:
+            raise InputError(path, f"cubin SM number {facts.sm} is out of range")
+        entry = FatbinEntry(
+            offset=0,
+            kind=CodeKind.SASS,
+            arch=Arch(facts.sm, variant),
+            code_version=(1, facts.abi_version),
+            flags=0,
+            header_size=0,
+            stored_size=size,
+            compression=Compression.NONE,
+            compressed_size=0,
+            uncompressed_size=size,
+            host="unknown",
+            debug=False,
+            toolkit=facts.toolkit,
+            relocatable=facts.relocatable,
+        )
+        container = FatbinContainer(0, size, None, False, facts.relocatable, (entry,))
+        return Binary(path=path, format="cubin", size=size, machine="cuda",
+                      file_type="relocatable" if facts.relocatable else "executable",
+                      containers=(container,))
+    header = parse_ptx_header(data[:1 << 16])
+    if header is None:
+        raise InputError(path, "PTX text without a .version and .target")
+    target = header.target
+    num = target.removeprefix("sm_").removeprefix("compute_")
+    variant_s = num[-1] if num[-1:] in ("a", "f") else ""
+    digits = num[: len(num) - len(variant_s)]
+    if not digits.isdigit() or not 10 <= int(digits) <= 999:
+        raise InputError(path, f"unknown PTX target {target!r}")
+    pvariant: Variant = "a" if variant_s == "a" else "f" if variant_s == "f" else ""
+    entry = FatbinEntry(
+        offset=0,
+        kind=CodeKind.PTX,
+        arch=Arch(int(digits), pvariant),
+        code_version=header.version,
+        flags=0,
+        header_size=0,
+        stored_size=size,
+        compression=Compression.NONE,
+        compressed_size=0,
+        uncompressed_size=size,
+        host="unknown",
+        debug="debug" in header.options,
+    )
+    container = FatbinContainer(0, size, None, False, False, (entry,))
+    return Binary(path=path, format="ptx", size=size, machine="cuda", containers=(container,),
+                  ptx_version=f"{header.version[0]}.{header.version[1]}")

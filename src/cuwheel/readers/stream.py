@@ -1,0 +1,189 @@
+"""Serve byte-range requests while a file streams past once, front to back.
+
+A zip member can only be inflated in order, and a 500 MB library should not be held in
+memory, so readers do not read at will: they *request* ranges with a callback, and the
+``Scan`` calls each callback once the range has streamed in.  Callbacks may request
+more ranges.  A range already gone by (outside the trailing window) is recorded as
+missed; the driver then streams the file again and serves only those, stopping as soon
+as none is pending.  A file already in memory (or mmap'ed) is one chunk, so every
+request is served at once and nothing is ever missed.
+
+While streaming, the scan also looks for the fatbin container signature everywhere,
+because device code is not always in the named sections (binary-formats.md 1.5).
+"""
+
+from __future__ import annotations
+
+import heapq
+import mmap
+from collections.abc import Callable, Iterable
+from typing import Union
+
+__all__ = ["Callback", "Scan", "StreamError"]
+
+Callback = Callable[[bytes], None]
+# A chunk of the file: bytes, or a whole mmap'ed file (sliced into bytes on demand).
+Chunk = Union[bytes, mmap.mmap]
+
+# Container magic + version 1 + header size 16 (binary-formats.md section 2).
+_SIGNATURE = b"\x50\xed\x55\xba\x01\x00\x10\x00"
+# Bytes kept behind the stream's head, so that requests for something just passed
+# (a string table right before the section headers) need no second pass.
+DEFAULT_WINDOW = 1 << 20
+# No single request may pin more than this much memory.
+MAX_REQUEST = 512 << 20
+
+
+class StreamError(ValueError):
+    """A request is impossible (beyond the end of the file, absurd size)."""
+
+
+class Scan:
+    def __init__(
+        self,
+        size: int,
+        *,
+        on_signature: Callable[[int], None] | None = None,
+        window: int = DEFAULT_WINDOW,
+    ) -> None:
+        self.size = size
+        self.on_signature = on_signature
+        self.window = window
+        self._heap: list[tuple[int, int, int, Callback]] = []
+        self._seq = 0
+        self._buf: Chunk = b""
+        self._buf_start = 0
+        self.pos = 0  # end of the data streamed in so far
+        self._scanned = 0  # signature scan has covered [0, _scanned)
+        self.missed: list[tuple[int, int, Callback]] = []
+        self.passes = 1
+        # File ranges the signature scan may skip (executable code), set by host readers.
+        self.skip: list[tuple[int, int]] = []
+
+    # -- requests ---------------------------------------------------------------
+    def request(self, start: int, length: int, callback: Callback) -> None:
+        """Call ``callback(data)`` with bytes [start, start+length) when they stream in."""
+        if start < 0 or length < 0 or start + length > self.size:
+            raise StreamError(
+                f"range 0x{start:x}+0x{length:x} is outside the file ({self.size} bytes)"
+            )
+        if length > MAX_REQUEST:
+            raise StreamError(f"a structure claims {length} bytes, more than cuwheel reads")
+        self._seq += 1
+        heapq.heappush(self._heap, (start, self._seq, length, callback))
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._heap)
+
+    # -- streaming --------------------------------------------------------------
+    def feed(self, chunk: Chunk) -> None:
+        """Append the next chunk of the file and serve what became available."""
+        if len(self._buf):
+            keep = self._keep_from()
+            self._buf = self._buf[keep - self._buf_start :] + chunk[:]
+            self._buf_start = keep
+        else:
+            self._buf = chunk
+            self._buf_start = self.pos
+        self.pos += len(chunk)
+        if self.pos > self.size:
+            raise StreamError(f"the data is longer than its declared size of {self.size} bytes")
+        if self.on_signature is not None:
+            self._scan_signatures()
+        self._pump()
+
+    @property
+    def resident(self) -> bool:
+        """True when the whole file is in memory, so any range can be read at once."""
+        return self._buf_start == 0 and self.pos == self.size and len(self._buf) == self.size
+
+    def serve(self) -> None:
+        """Serve requests made after the data arrived (resident files)."""
+        self._pump()
+
+    def peek(self, start: int, length: int) -> bytes:
+        """Bytes of a resident file, read at once."""
+        assert self.resident
+        return self._buf[start : start + length]
+
+    def scan_now(self) -> None:
+        """Run the signature scan over what is buffered (after enabling on_signature)."""
+        self._scan_signatures()
+        self._pump()
+
+    def find_signatures(self, start: int, end: int) -> list[int]:
+        """Container signatures in [start, end) of a resident file."""
+        assert self.resident
+        hits = []
+        find = self._buf.find
+        i = find(_SIGNATURE, start, end)
+        while i >= 0:
+            hits.append(i)
+            i = find(_SIGNATURE, i + 8, end)
+        return hits
+
+    def feed_all(self, chunks: Iterable[Chunk]) -> None:
+        for chunk in chunks:
+            self.feed(chunk)
+
+    def finish(self) -> None:
+        """End of one pass: anything still pending could not be served."""
+        self._pump()
+        if self.pos < self.size:
+            raise StreamError(f"the data ended after {self.pos} of {self.size} bytes")
+        while self._heap:  # cannot happen for in-range requests; kept for safety
+            start, _, length, cb = heapq.heappop(self._heap)
+            self.missed.append((start, length, cb))
+        self._buf = b""
+
+    def restart(self) -> None:
+        """Prepare another pass that serves only the missed requests."""
+        missed, self.missed = self.missed, []
+        self._heap = []
+        for start, length, cb in missed:
+            self._seq += 1
+            heapq.heappush(self._heap, (start, self._seq, length, cb))
+        self._buf = b""
+        self._buf_start = 0
+        self.pos = 0
+        self.on_signature = None  # signatures were all seen in the first pass
+        self.passes += 1
+
+    # -- internals --------------------------------------------------------------
+    def _keep_from(self) -> int:
+        keep = max(self._buf_start, self.pos - self.window)
+        if self._heap:
+            keep = min(keep, max(self._heap[0][0], self._buf_start))
+        return keep
+
+    def _scan_signatures(self) -> None:
+        assert self.on_signature is not None
+        buf, base = self._buf, self._buf_start
+        find = buf.find
+        lo = max(self._scanned - 7, base)
+        hi = self.pos
+        self._scanned = hi
+        spans = [(lo, hi)]
+        for s0, s1 in self.skip:  # executable code holds no containers; skip it
+            spans = [
+                part
+                for a, b in spans
+                for part in ((a, min(b, s0 + 7)), (max(a, s1), b))
+                if part[1] - part[0] >= 8
+            ] if s0 < hi and s1 > lo else spans
+        for a, b in spans:
+            i = find(_SIGNATURE, a - base, b - base)
+            while i >= 0:
+                self.on_signature(base + i)
+                i = find(_SIGNATURE, i + 8, b - base)
+
+    def _pump(self) -> None:
+        heap = self._heap
+        while heap and heap[0][0] + heap[0][2] <= self.pos:
+            start, _, length, cb = heapq.heappop(heap)
+            if start < self._buf_start:
+                self.missed.append((start, length, cb))
+                continue
+            i = start - self._buf_start
+            cb(self._buf[i : i + length])
