@@ -10,7 +10,15 @@ from concurrent.futures import Future, ProcessPoolExecutor
 
 from cuwheel.errors import InputError
 from cuwheel.inventory import Binary, Inventory, Problem, Source
-from cuwheel.sources import Limits, WheelFile, read_member, read_path, unsafe_member_name, wheel_info
+from cuwheel.sources import (
+    DEFAULT_LIMITS,
+    Limits,
+    WheelFile,
+    read_member,
+    read_path,
+    unsafe_member_name,
+    wheel_info,
+)
 
 __all__ = ["Progress", "inspect"]
 
@@ -30,21 +38,26 @@ def inspect(
     dists: Iterable[str] = (),
     env: bool = False,
     workers: int | None = None,
-    limits: Limits = Limits(),
+    limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
+    payload: str = "sample",
 ) -> Inventory:
     """Inventory the device code and linkage of wheels, directories, files or installed
     distributions (``dists``, or every distribution of this environment with ``env``).
 
     Unreadable inputs do not raise: each becomes a ``Problem`` in its ``Source``.
+    ``payload`` says which cubins are decoded to read the toolkit that built them:
+    "sample" (one per container, in containers 0, 1, 2, 4, 8, ...), "all", or "none".
     """
+    if payload not in ("sample", "all", "none"):
+        raise ValueError(f"payload must be 'sample', 'all' or 'none', not {payload!r}")
     if isinstance(targets, (str, os.PathLike)):
         targets = [targets]
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
     sources: list[Source] = []
     for target in targets:
-        sources.append(_inspect_target(os.fspath(target), workers, limits, progress))
+        sources.append(_inspect_target(os.fspath(target), workers, limits, progress, payload))
     names = list(dists)
     if env:
         seen = set()
@@ -54,21 +67,23 @@ def inspect(
                 seen.add(n.lower())
                 names.append(n)
     for name in names:
-        sources.append(_inspect_dist(name))
+        sources.append(_inspect_dist(name, payload))
     return Inventory(tuple(sources))
 
 
-def _inspect_target(path: str, workers: int, limits: Limits, progress: Progress | None) -> Source:
+def _inspect_target(
+    path: str, workers: int, limits: Limits, progress: Progress | None, payload: str
+) -> Source:
     if os.path.isdir(path):
-        return _inspect_files("directory", path, _walk(path))
+        return _inspect_files("directory", path, _walk(path), payload)
     try:
         with open(path, "rb") as f:
             magic = f.read(4)
     except OSError as exc:
         return Source("file", path, problems=(Problem(path, exc.strerror or str(exc)),))
     if magic == b"PK\x03\x04" or (magic == b"PK\x05\x06"):
-        return _inspect_wheel(path, workers, limits, progress)
-    binaries, problems, is_bin = read_path(path)
+        return _inspect_wheel(path, workers, limits, progress, payload)
+    binaries, problems, is_bin = read_path(path, payload)
     if not is_bin and not problems:
         problems = [Problem(path, "not a wheel, directory, or binary cuwheel can read")]
     return Source("file", path, files_seen=1, binaries=tuple(binaries), problems=tuple(problems))
@@ -85,18 +100,18 @@ def _walk(root: str) -> list[str]:
     return out
 
 
-def _inspect_files(kind: str, label: str, paths: list[str]) -> Source:
+def _inspect_files(kind: str, label: str, paths: list[str], payload: str) -> Source:
     binaries: list[Binary] = []
     problems: list[Problem] = []
     for p in paths:
-        b, pr, _ = read_path(p)
+        b, pr, _ = read_path(p, payload)
         binaries += b
         problems += pr
     return Source(kind, label, files_seen=len(paths), binaries=tuple(binaries),
                   problems=tuple(problems))
 
 
-def _inspect_dist(name: str) -> Source:
+def _inspect_dist(name: str, payload: str) -> Source:
     try:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
@@ -109,14 +124,14 @@ def _inspect_dist(name: str) -> Source:
         if os.path.isfile(p) and not os.path.islink(p):
             paths.append(p)
     label = f"{dist.metadata['Name']} {dist.version}"
-    return _inspect_files("distribution", label, sorted(paths))
+    return _inspect_files("distribution", label, sorted(paths), payload)
 
 
 # -- wheels ---------------------------------------------------------------------------
 _open_wheels: dict[str, WheelFile] = {}
 
 
-def _wheel_task(path: str, names: list[str], limits: Limits) -> list[
+def _wheel_task(path: str, names: list[str], limits: Limits, payload: str) -> list[
     tuple[str, list[Binary], list[Problem]]
 ]:
     wf = _open_wheels.get(path)
@@ -124,12 +139,14 @@ def _wheel_task(path: str, names: list[str], limits: Limits) -> list[
         wf = _open_wheels[path] = WheelFile(path, limits)
     out = []
     for name in names:
-        binaries, problems, _ = read_member(wf, name)
+        binaries, problems, _ = read_member(wf, name, payload)
         out.append((name, binaries, problems))
     return out
 
 
-def _inspect_wheel(path: str, workers: int, limits: Limits, progress: Progress | None) -> Source:
+def _inspect_wheel(
+    path: str, workers: int, limits: Limits, progress: Progress | None, payload: str
+) -> Source:
     try:
         wf = WheelFile(path, limits)
     except InputError as exc:
@@ -169,17 +186,17 @@ def _inspect_wheel(path: str, workers: int, limits: Limits, progress: Progress |
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
             with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
                 futures: list[tuple[Future[list[tuple[str, list[Binary], list[Problem]]]], int]]
-                futures = [(pool.submit(_wheel_task, path, t, limits), s)
-                           for t, s in zip(tasks, sizes)]
+                futures = [(pool.submit(_wheel_task, path, t, limits, payload), s)
+                           for t, s in zip(tasks, sizes, strict=True)]
                 for fut, s in futures:
                     results += fut.result()
                     done += s
                     if progress:
                         progress(path, done, total)
         else:
-            for t, s in zip(tasks, sizes):
+            for t in tasks:
                 for name in t:
-                    results.append((name, *read_member(wf, name)[:2]))
+                    results.append((name, *read_member(wf, name, payload)[:2]))
                     done += wf.infos[name].file_size
                     if progress:
                         progress(path, done, total)

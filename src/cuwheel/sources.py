@@ -45,7 +45,8 @@ class Limits:
     max_central_directory: int = 256 << 20
 
 
-MAX_MEMBER_SIZE = Limits().max_member_size
+DEFAULT_LIMITS = Limits()
+MAX_MEMBER_SIZE = DEFAULT_LIMITS.max_member_size
 
 
 def unsafe_member_name(name: str) -> str | None:
@@ -99,7 +100,7 @@ def _check_central_directory(f: object, path: str, limits: Limits) -> None:
 class WheelFile:
     """Random access to a wheel's members as inflate streams."""
 
-    def __init__(self, path: str, limits: Limits = Limits()) -> None:
+    def __init__(self, path: str, limits: Limits = DEFAULT_LIMITS) -> None:
         self.path = path
         self.limits = limits
         self._f = open(path, "rb")  # noqa: SIM115 - closed by close()
@@ -132,7 +133,8 @@ class WheelFile:
         if len(head) < 30 or head[:4] != b"PK\x03\x04":
             raise InputError(self.display(info.filename), "bad zip local header")
         nlen, elen = struct.unpack_from("<HH", head, 26)
-        return info.header_offset + 30 + nlen + elen
+        start: int = info.header_offset + 30 + nlen + elen
+        return start
 
     def chunks(self, info: zipfile.ZipInfo, limit: int | None = None) -> Iterator[bytes]:
         """Inflate a member front to back; with ``limit``, stop after that many bytes.
@@ -175,7 +177,7 @@ class WheelFile:
                     left -= len(pending)
                 try:
                     out = d.decompress(pending, OUT_SIZE)
-                except isal_zlib.error as exc:
+                except Exception as exc:  # isal_zlib.error; its stubs do not type it
                     raise InputError(where, f"corrupt deflate data ({exc})") from None
                 pending = d.unconsumed_tail
                 if not out:
@@ -226,11 +228,12 @@ def wheel_info(wf: WheelFile) -> WheelInfo | None:
 
     base = os.path.basename(wf.path)
     try:
-        name, version, _build, tags = parse_wheel_filename(base)
+        parsed_name, version, _build, tags = parse_wheel_filename(base)
+        name: str = str(parsed_name)
         tag_list = tuple(sorted(str(t) for t in tags))
         vstr = str(version)
     except InvalidWheelFilename:
-        name, vstr, tag_list, version = base, "", (), None  # type: ignore[assignment]
+        name, vstr, tag_list = base, "", ()
     meta_name = next(
         (n for n in wf.infos if n.count("/") == 1 and n.endswith(".dist-info/METADATA")), None
     )
@@ -255,7 +258,9 @@ def wheel_info(wf: WheelFile) -> WheelInfo | None:
     )
 
 
-def read_member(wf: WheelFile, name: str) -> tuple[list[Binary], list[Problem], bool]:
+def read_member(
+    wf: WheelFile, name: str, payload: str = "sample"
+) -> tuple[list[Binary], list[Problem], bool]:
     """Read one wheel member: (binaries, problems, was it a binary)."""
     info = wf.infos[name]
     where = wf.display(name)
@@ -266,7 +271,7 @@ def read_member(wf: WheelFile, name: str) -> tuple[list[Binary], list[Problem], 
         if kind is None:
             return [], [], False
         return (
-            read_binary(where, info.file_size, lambda: wf.chunks(info), kind),
+            read_binary(where, info.file_size, lambda: wf.chunks(info), kind, payload=payload),
             [],
             True,
         )
@@ -274,7 +279,7 @@ def read_member(wf: WheelFile, name: str) -> tuple[list[Binary], list[Problem], 
         return [], [Problem(exc.path, exc.problem)], True
 
 
-def read_path(path: str) -> tuple[list[Binary], list[Problem], bool]:
+def read_path(path: str, payload: str = "sample") -> tuple[list[Binary], list[Problem], bool]:
     """Read one file on disk: (binaries, problems, was it a binary)."""
     try:
         st = os.stat(path)
@@ -285,7 +290,7 @@ def read_path(path: str) -> tuple[list[Binary], list[Problem], bool]:
         kind = sniff(head)
         if kind is None:
             return [], [], False
-        return read_binary(path, st.st_size, file_chunks(path), kind), [], True
+        return read_binary(path, st.st_size, file_chunks(path), kind, payload=payload), [], True
     except InputError as exc:
         return [], [Problem(exc.path, exc.problem)], True
     except OSError as exc:

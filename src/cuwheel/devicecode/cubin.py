@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cuwheel.inventory import Toolkit
 
-__all__ = ["CubinFacts", "EM_CUDA", "parse_cubin"]
+__all__ = ["EM_CUDA", "CubinFacts", "parse_cubin"]
 
 EM_CUDA = 190
 ET_REL = 1

@@ -257,7 +257,8 @@ def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str) 
             toolkit=facts.toolkit,
             relocatable=facts.relocatable,
         )
-        container = FatbinContainer(0, size, None, False, facts.relocatable, (entry,))
+        container = FatbinContainer(0, size, None, False, facts.relocatable, (entry,),
+                                    toolkit=facts.toolkit)
         return Binary(path=path, format="cubin", size=size, machine="cuda",
                       file_type="relocatable" if facts.relocatable else "executable",
                       containers=(container,))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from cuwheel.readers.devicecode import Region
 from cuwheel.readers.stream import Scan
 
-__all__ = ["ELF_MACHINES", "DEVICE_SECTIONS", "ElfFacts", "ElfReader"]
+__all__ = ["DEVICE_SECTIONS", "ELF_MACHINES", "ElfFacts", "ElfReader"]
 
 ELF_MACHINES = {
     3: "i386",
@@ -33,6 +33,8 @@ DEVICE_SECTIONS = {".nv_fatbin": False, "__nv_relfatbin": True}
 PT_LOAD, PT_DYNAMIC = 1, 2
 SHT_DYNSYM = 11
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
+# A position-independent executable is ET_DYN; readelf tells it by this flag, and so do we.
+DT_FLAGS_1, DF_1_PIE = 0x6FFFFFFB, 0x08000000
 SHN_UNDEF = 0
 # Bytes of the file start kept in full: .dynsym / .dynstr usually sit there, before
 # .dynamic, and keeping them avoids a second pass over a streamed file.
@@ -227,6 +229,8 @@ class ElfReader:
                 facts.rpath.extend(p for p in cstr(val).split(":") if p)
             elif tag == DT_RUNPATH:
                 facts.runpath.extend(p for p in cstr(val).split(":") if p)
+            elif tag == DT_FLAGS_1 and val & DF_1_PIE and facts.file_type == "shared":
+                facts.file_type = "executable"
         if self._dynsym_data is not None and strs:
             # .dynsym's string table (sh_link) is .dynstr, which DT_STRTAB already gave.
             facts.exported = sorted(_defined_symbols(self._dynsym_data, strs, self._cls))

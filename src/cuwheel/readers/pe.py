@@ -133,7 +133,7 @@ class PeReader:
 
     def _set_regions(self, strtab: bytes | None) -> None:
         regions = []
-        for (name, _va, vsize, rawsize, rawptr), chars in zip(self._secs, self._chars):
+        for (name, _va, vsize, rawsize, rawptr), chars in zip(self._secs, self._chars, strict=True):
             if name.startswith("/") and strtab is not None and name[1:].isdigit():
                 o = int(name[1:])
                 end = strtab.find(b"\0", o)

@@ -23,7 +23,7 @@ __all__ = ["Callback", "Scan", "StreamError"]
 
 Callback = Callable[[bytes], None]
 # A chunk of the file: bytes, or a whole mmap'ed file (sliced into bytes on demand).
-Chunk = Union[bytes, mmap.mmap]
+Chunk = Union[bytes, mmap.mmap]  # noqa: UP007 - a runtime alias; `|` needs 3.10 objects
 
 # Container magic + version 1 + header size 16 (binary-formats.md section 2).
 _SIGNATURE = b"\x50\xed\x55\xba\x01\x00\x10\x00"

@@ -1,0 +1,160 @@
+"""The ``cuwheel inspect --json`` document (versioned; schema in data/inspect.schema.json)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from cuwheel import __version__
+from cuwheel.inventory import (
+    SCHEMA_VERSION,
+    Binary,
+    CodeKind,
+    FatbinContainer,
+    FatbinEntry,
+    Inventory,
+    Source,
+    Toolkit,
+)
+
+__all__ = ["inventory_to_dict", "load_schema", "render_json"]
+
+
+def load_schema() -> dict[str, Any]:
+    data = resources.files("cuwheel").joinpath("data")
+    text = data.joinpath("inspect.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def _toolkit(t: Toolkit | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {"version": f"{t.major}.{t.minor}", "full": t.full, "source": t.source}
+
+
+def _entry(e: FatbinEntry) -> dict[str, Any]:
+    return {
+        "offset": e.offset,
+        "kind": e.kind.value,
+        "target": e.name,
+        "arch": e.arch.number,
+        "variant": e.arch.variant,
+        "code_version": list(e.code_version),
+        "ptx_isa": e.ptx_isa,
+        "flags": e.flags,
+        "host": e.host,
+        "debug": e.debug,
+        "compression": e.compression.value,
+        "stored_size": e.stored_size,
+        "compressed_size": e.compressed_size,
+        "uncompressed_size": e.uncompressed_size,
+        "identifier": e.identifier,
+        "toolkit": _toolkit(e.toolkit),
+        "relocatable": e.relocatable,
+    }
+
+
+def _container(c: FatbinContainer) -> dict[str, Any]:
+    return {
+        "offset": c.offset,
+        "size": c.size,
+        "section": c.section,
+        "named_section": c.named_section,
+        "relocatable": c.relocatable,
+        "toolkit": _toolkit(c.toolkit),
+        "entries": [_entry(e) for e in c.entries],
+    }
+
+
+def binary_summary(b: Binary) -> dict[str, Any]:
+    kinds: dict[str, list[dict[str, Any]]] = {"sass": [], "ptx": [], "lto-ir": []}
+    for cov in b.coverage():
+        kinds[cov.kind.value].append(
+            {
+                "target": cov.arch.sass if cov.kind is CodeKind.SASS else cov.arch.ptx,
+                "containers": cov.containers,
+                "entries": cov.entries,
+                "stored_bytes": cov.stored_bytes,
+                "uncompressed_bytes": cov.uncompressed_bytes,
+            }
+        )
+    compression: dict[str, int] = {}
+    for e in b.entries():
+        compression[e.compression.value] = compression.get(e.compression.value, 0) + 1
+    toolkits = sorted({str(c.toolkit) for c in b.containers if c.toolkit is not None})
+    isas = sorted({e.ptx_isa for e in b.entries() if e.ptx_isa})
+    sections: dict[str, int] = {}
+    for c in b.containers:
+        key = c.section or "(none)"
+        sections[key] = sections.get(key, 0) + 1
+    return {
+        "containers": len(b.containers),
+        "containers_with_code": b.containers_with_code,
+        "sections": sections,
+        "sass": kinds["sass"],
+        "ptx": kinds["ptx"],
+        "lto_ir": kinds["lto-ir"],
+        "ptx_isa": isas,
+        "compression": compression,
+        "toolkits": toolkits,
+    }
+
+
+def _binary(b: Binary, full: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "path": b.path,
+        "format": b.format,
+        "size": b.size,
+        "file_type": b.file_type,
+        "machine": b.machine,
+        "archive": b.archive,
+        "member": b.member,
+        "needed": list(b.needed),
+        "rpath": list(b.rpath),
+        "runpath": list(b.runpath),
+        "soname": b.soname,
+        "exported_count": len(b.exported),
+        "summary": binary_summary(b),
+        "containers": [_container(c) for c in b.containers],
+    }
+    if b.ptx_version is not None:
+        out["ptx_version"] = b.ptx_version
+    if full:
+        out["exported"] = list(b.exported)
+    return out
+
+
+def _source(s: Source, full: bool) -> dict[str, Any]:
+    wheel = None
+    if s.wheel is not None:
+        w = s.wheel
+        wheel = {
+            "name": w.name,
+            "version": w.version,
+            "tags": list(w.tags),
+            "requires_dist": list(w.requires_dist),
+            "local_version": w.local_version,
+        }
+    return {
+        "kind": s.kind,
+        "path": s.path,
+        "wheel": wheel,
+        "files_seen": s.files_seen,
+        "binaries": [_binary(b, full) for b in s.binaries],
+        "problems": [{"path": p.path, "message": p.message} for p in s.problems],
+    }
+
+
+def inventory_to_dict(inv: Inventory, *, full: bool = False) -> dict[str, Any]:
+    """The JSON document; ``full`` adds each binary's exported symbols."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "cuwheel", "version": __version__},
+        "sources": [_source(s, full) for s in inv.sources],
+    }
+
+
+def render_json(inv: Inventory, *, full: bool = False) -> str:
+    return json.dumps(inventory_to_dict(inv, full=full), indent=1) + "\n"

@@ -1,0 +1,114 @@
+"""Compact, readable text summary of an inventory (one block per binary)."""
+
+from __future__ import annotations
+
+from cuwheel.inventory import Binary, CodeKind, Inventory, Source
+
+__all__ = ["render_text"]
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{n} B"
+
+
+def _cuda_libraries(needed: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """Split linked libraries into (CUDA runtime libraries, driver libraries)."""
+    from cuwheel.catalog import find_library, is_driver_library
+
+    runtime, driver = [], []
+    for name in needed:
+        if is_driver_library(name):
+            driver.append(name)
+        elif find_library(name):
+            runtime.append(name)
+    return runtime, driver
+
+
+def _binary_lines(b: Binary, full: bool) -> list[str]:
+    kind = {"elf": "ELF", "pe": "PE", "cubin": "cubin", "fatbin": "fatbin", "ptx": "PTX"}[b.format]
+    what = " ".join(x for x in (kind, b.file_type or "", b.machine or "") if x)
+    name = b.path
+    lines = [f"  {name}  [{what}, {_size(b.size)}]"]
+    if b.containers:
+        sections: dict[str, int] = {}
+        for c in b.containers:
+            key = c.section or ("(file)" if b.format in ("fatbin", "cubin", "ptx") else "(none)")
+            sections[key] = sections.get(key, 0) + 1
+        where = ", ".join(f"{k} {v}" for k, v in sections.items())
+        lines.append(f"    containers: {len(b.containers)} ({where})")
+        total = b.containers_with_code
+        for label, k in (("SASS", CodeKind.SASS), ("PTX ", CodeKind.PTX), ("LTO ", CodeKind.LTOIR)):
+            cov = [a for a in b.coverage() if a.kind is k]
+            if not cov:
+                if k is not CodeKind.LTOIR:
+                    lines.append(f"    {label}  none")
+                continue
+            parts = []
+            for a in cov:
+                target = a.arch.sass if k is CodeKind.SASS else a.arch.ptx
+                parts.append(f"{target} {a.containers}/{total} ({_size(a.stored_bytes)})")
+            lines.append(f"    {label}  " + ", ".join(parts))
+        isas = sorted({e.ptx_isa for e in b.entries() if e.ptx_isa})
+        comp: dict[str, int] = {}
+        for e in b.entries():
+            comp[e.compression.value] = comp.get(e.compression.value, 0) + 1
+        tk = sorted({str(c.toolkit) for c in b.containers if c.toolkit is not None})
+        extra = []
+        if isas:
+            extra.append("PTX ISA " + ", ".join(isas))
+        extra.append("compression " + ", ".join(f"{k} {v}" for k, v in sorted(comp.items())))
+        extra.append("toolkit " + (", ".join(tk) if tk else "not recorded"))
+        lines.append("    " + "; ".join(extra))
+    runtime, driver = _cuda_libraries(b.needed)
+    if runtime or driver:
+        lines.append("    links CUDA: " + " ".join(runtime + driver))
+    paths = [("rpath", b.rpath), ("runpath", b.runpath)]
+    for label, value in paths:
+        if value:
+            lines.append(f"    {label}: " + ":".join(value))
+    if full:
+        if b.needed:
+            lines.append("    needed: " + " ".join(b.needed))
+        for i, c in enumerate(b.containers):
+            rel = " relocatable" if c.relocatable else ""
+            lines.append(
+                f"    container {i} @0x{c.offset:x} {c.section or '-'}{rel} {_size(c.size)}"
+            )
+            for e in c.entries:
+                bits = [e.kind.value, e.name, e.compression.value, _size(e.uncompressed_size)]
+                if e.ptx_isa:
+                    bits.append(f"ISA {e.ptx_isa}")
+                if e.toolkit:
+                    bits.append(f"toolkit {e.toolkit}")
+                if e.debug:
+                    bits.append("debug")
+                lines.append("      " + " ".join(bits))
+    return lines
+
+
+def _source_lines(s: Source, full: bool) -> list[str]:
+    with_code = sum(1 for b in s.binaries if b.has_device_code)
+    head = s.path
+    if s.wheel:
+        head += f"  ({s.wheel.name} {s.wheel.version})"
+    counts = f"{s.files_seen} files, {len(s.binaries)} binaries, {with_code} with device code"
+    lines = [f"{head}: {counts}"] if s.kind != "file" else []
+    shown = s.binaries if full else [b for b in s.binaries if b.has_device_code or b.needed]
+    for b in shown:
+        lines += _binary_lines(b, full)
+    hidden = len(s.binaries) - len(shown)
+    if hidden:
+        lines.append(f"  ({hidden} more binaries without device code or linked libraries)")
+    for p in s.problems:
+        lines.append(f"  error: {p}")
+    return lines
+
+
+def render_text(inv: Inventory, *, full: bool = False) -> str:
+    blocks = ["\n".join(_source_lines(s, full)) for s in inv.sources]
+    return "\n\n".join(blocks) + "\n"
