@@ -147,3 +147,6 @@ aarch64-linux-gnu-strip --strip-unneeded "$BIN/arm64_sm90.so"
 
 ls -l "$BIN"
 du -sh "$BIN"
+
+# ---- seed-row fixtures of `cuwheel check` (row_*; see build_check.sh) ----------------------
+"$HERE/build_check.sh"
