@@ -138,7 +138,7 @@ class Binary:
     rpath: tuple[str, ...] = ()  # ELF DT_RPATH entries (split on ':')
     runpath: tuple[str, ...] = ()  # ELF DT_RUNPATH entries
     soname: str | None = None
-    exported: tuple[str, ...] = ()  # defined dynamic symbols / PE exports, sorted
+    exported: tuple[str, ...] = ()  # defined dynamic symbols / PE exports, once each
     # Device code
     containers: tuple[FatbinContainer, ...] = ()
     # Raw PTX file facts (format "ptx"): its .version and .target

@@ -35,7 +35,6 @@ SHT_DYNSYM = 11
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
 # A position-independent executable is ET_DYN; readelf tells it by this flag, and so do we.
 DT_FLAGS_1, DF_1_PIE = 0x6FFFFFFB, 0x08000000
-SHN_UNDEF = 0
 # Bytes of the file start kept in full: .dynsym / .dynstr usually sit there, before
 # .dynamic, and keeping them avoids a second pass over a streamed file.
 HEAD_BYTES = 4 << 20
@@ -233,26 +232,28 @@ class ElfReader:
                 facts.file_type = "executable"
         if self._dynsym_data is not None and strs:
             # .dynsym's string table (sh_link) is .dynstr, which DT_STRTAB already gave.
-            facts.exported = sorted(_defined_symbols(self._dynsym_data, strs, self._cls))
+            facts.exported = _defined_symbols(self._dynsym_data, strs, self._cls)
         return facts
 
 
-def _defined_symbols(data: bytes, strs: bytes, cls: int) -> set[str]:
-    out: set[str] = set()
+def _defined_symbols(data: bytes, strs: bytes, cls: int) -> list[str]:
+    """Names of the defined GLOBAL / WEAK / UNIQUE symbols, in table order, once each."""
+    offsets: list[int] = []
+    keep = offsets.append
+    usable = len(data) - len(data) % (24 if cls == 2 else 16)
     if cls == 2:
-        fmt, size = "<IBBHQQ", 24
+        for name, info, _other, shndx, _value, _size in struct.iter_unpack(
+            "<IBBHQQ", data[:usable]
+        ):
+            # st_shndx 0 is SHN_UNDEF; binding 1 GLOBAL, 2 WEAK, 10 GNU_UNIQUE
+            if name and shndx and (info >> 4) in (1, 2, 10):
+                keep(name)
     else:
-        fmt, size = "<IIIBBH", 16
-    usable = len(data) - len(data) % size
+        for name, _value, _size, info, _other, shndx in struct.iter_unpack(
+            "<IIIBBH", data[:usable]
+        ):
+            if name and shndx and (info >> 4) in (1, 2, 10):
+                keep(name)
     find = strs.find
-    for rec in struct.iter_unpack(fmt, data[:usable]):
-        if cls == 2:
-            name, info, _other, shndx = rec[0], rec[1], rec[2], rec[3]
-        else:
-            name, info, shndx = rec[0], rec[3], rec[5]
-        bind = info >> 4
-        if not name or shndx == SHN_UNDEF or bind not in (1, 2, 10):  # GLOBAL, WEAK, UNIQUE
-            continue
-        end = find(b"\0", name)
-        out.add(strs[name : end if end >= 0 else len(strs)].decode("utf-8", "replace"))
-    return out
+    names = [strs[o : find(b"\0", o)] for o in offsets]
+    return list(dict.fromkeys(n.decode("utf-8", "replace") for n in names))

@@ -208,7 +208,7 @@ class PeReader:
 
     def finish(self) -> PeFacts:
         self.facts.needed = [self._imports[k] for k in sorted(self._imports)]
-        self.facts.exported = sorted(set(self._exports))
+        self.facts.exported = list(dict.fromkeys(self._exports))
         return self.facts
 
 
