@@ -190,7 +190,8 @@ def main() -> None:
             t_pipe = time.perf_counter() - t
             shutil.rmtree(tmp, ignore_errors=True)
         print(f"   unzip + cuobjdump on each binary: {t_pipe:8.3f} s")
-        print(f"   cuwheel inspect WHEEL (CLI)     : {t_wheel:8.3f} s   ratio {t_pipe / t_wheel:6.1f}x"
+        ratio = t_pipe / t_wheel
+        print(f"   cuwheel inspect WHEEL (CLI)     : {t_wheel:8.3f} s   ratio {ratio:6.1f}x"
               "  (target >= 30x)")
     else:
         print(f"   cuwheel inspect WHEEL (CLI)     : {t_wheel:8.3f} s")
@@ -198,7 +199,8 @@ def main() -> None:
           f"{t_wheel / t_isal:5.2f}x  (target <= 1.2x)")
     print(f"   cuwheel with --workers 1        : {t_w1:8.3f} s   cuwheel/inflate "
           f"{t_w1 / t_isal:5.2f}x")
-    print(f"\n3. peak RSS of cuwheel inspect WHEEL, all processes: {rss:6.0f} MB  (target <= 250 MB)")
+    print(f"\n3. peak RSS of cuwheel inspect WHEEL, all processes: {rss:6.0f} MB"
+          "  (target <= 250 MB)")
 
 
 def _api(cuwheel, lib: str) -> float:  # type: ignore[no-untyped-def]

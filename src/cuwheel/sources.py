@@ -167,9 +167,9 @@ class WheelFile:
             d = isal_zlib.decompressobj(-15)
             pending = b""
             while produced < want:
-                if not pending:
-                    if left <= 0:
-                        break
+                # Once the input is all read, keep calling with b"": isal takes input in
+                # ahead of the output it owes, so an empty unconsumed_tail is not the end.
+                if not pending and left > 0:
                     pending = os.pread(fd, min(READ_SIZE, left), pos)
                     if not pending:
                         raise InputError(where, "zip member is truncated")
@@ -181,7 +181,7 @@ class WheelFile:
                     raise InputError(where, f"corrupt deflate data ({exc})") from None
                 pending = d.unconsumed_tail
                 if not out:
-                    if d.eof:
+                    if d.eof or (not pending and left <= 0):
                         break
                     continue
                 if produced + len(out) > declared:
