@@ -40,6 +40,10 @@ PAYLOAD_PREFIX_OUT = 256 << 10
 MAX_DECODES = 3
 # In "all" mode each cubin is decoded whole, up to this size.
 MAX_CUBIN = 256 << 20
+# Far beyond any real library (cuFFT: 24k containers and entries) and small enough that a
+# hostile file cannot make the inventory itself exhaust memory.
+MAX_CANDIDATES = 1_000_000
+MAX_ENTRIES = 2_000_000
 
 
 @dataclass
@@ -81,6 +85,7 @@ class ContainerCollector:
         self.scan = scan
         self.payload = payload
         self.candidates: dict[int, Candidate] = {}
+        self.entries = 0
 
     def walk_region(self, region: Region) -> None:
         """Follow the container chain of a device-code section of a resident file."""
@@ -104,6 +109,8 @@ class ContainerCollector:
     def on_signature(self, offset: int, on_done: Callable[[int], None] | None = None) -> None:
         if offset in self.candidates:
             return
+        if len(self.candidates) >= MAX_CANDIDATES:
+            raise FatbinError(f"more than {MAX_CANDIDATES} fatbin container signatures")
         cand = Candidate(offset, index=len(self.candidates), on_done=on_done)
         self.candidates[offset] = cand
         if offset + CONTAINER_HEADER_SIZE > self.scan.size:
@@ -149,6 +156,9 @@ class ContainerCollector:
         self._next_entry(cand, at + hdr.size)
 
     def _add(self, cand: Candidate, at: int, hdr: EntryHeader, header_bytes: bytes) -> None:
+        self.entries += 1
+        if self.entries > MAX_ENTRIES:
+            raise FatbinError(f"more than {MAX_ENTRIES} fatbin entries")
         index = len(cand.entries)
         cand.entries.append(make_entry(hdr, at, header_bytes))
         if hdr.kind is not CodeKind.SASS or not hdr.payload_size or self.payload == "none":
