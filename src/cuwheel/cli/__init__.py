@@ -21,6 +21,7 @@ SUBCOMMANDS = [
     "_inspect",
     "_gpus",
     "_plan",
+    "_compat",
 ]
 
 

@@ -1,0 +1,146 @@
+"""``cuwheel compat TARGET... (--gpu NAME | --cc X.Y | --local) [--driver V] [--matrix]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from cuwheel import compat
+from cuwheel.compat_report import matrix_json, matrix_svg, matrix_text, report_json, report_text
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "compat",
+        help="will this wheel run on GPU X with driver Y?",
+        description=(
+            "Apply CUDA's loading rules to the device code of wheels, directories, files or "
+            "installed distributions: per fatbin container native SASS / compatible SASS / "
+            "PTX JIT / no code, per library its worst container, per wheel its worst library. "
+            "Exit status: 0 runs on every GPU asked, 1 does not, 2 unusable input."
+        ),
+    )
+    p.add_argument(
+        "targets",
+        nargs="*",
+        metavar="TARGET",
+        help="wheel, directory or file (anything 'cuwheel inspect' takes)",
+    )
+    p.add_argument(
+        "--dist",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an installed distribution (repeatable)",
+    )
+    p.add_argument("--env", action="store_true", help="every distribution of this environment")
+    p.add_argument(
+        "--gpu",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="GPU by product, alias or family: 'RTX 4090', 'GB200', 'Jetson Orin' (repeatable)",
+    )
+    p.add_argument(
+        "--cc",
+        action="append",
+        default=[],
+        metavar="X.Y",
+        help="compute capability: '8.9' or 'sm_89' (repeatable)",
+    )
+    p.add_argument(
+        "--local",
+        action="store_true",
+        help="every GPU of this machine and its driver (NVML, else libcuda)",
+    )
+    p.add_argument(
+        "--driver",
+        metavar="VERSION",
+        help="driver version ('580.65.06') or the CUDA version it supports ('13.0')",
+    )
+    p.add_argument(
+        "--matrix",
+        action="store_true",
+        help="a support table: every GPU of the catalog (or those asked) x library",
+    )
+    p.add_argument("--svg", metavar="FILE", help="with --matrix: also write the table as SVG")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="a library is its worst container, also when others run (no 'partial')",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="list every container")
+    p.set_defaults(handler=_run)
+
+
+def _targets(args: argparse.Namespace) -> list[compat.Target]:
+    driver = compat.parse_driver(args.driver) if args.driver else None
+    targets: list[compat.Target] = []
+    for name in args.gpu:
+        targets.extend(compat.targets_for_gpu(name, driver))
+    for cc in args.cc:
+        targets.append(compat.target_for_cc(cc, driver))
+    if args.local:
+        from cuwheel.localgpu import detect
+
+        machine = detect()
+        local = machine.targets()
+        if driver is not None:  # an explicit --driver overrides what the machine has
+            local = tuple(t.with_driver(driver) for t in local)
+        targets.extend(local)
+        print(
+            f"local: {len(machine.gpus)} GPU(s), {machine.driver} (via {machine.via})",
+            file=sys.stderr,
+        )
+    if not targets and args.matrix:
+        targets.extend(compat.catalog_targets(driver))
+    if not targets:
+        raise compat.CompatError(
+            "name the GPU(s) to ask about: --gpu NAME, --cc X.Y or --local "
+            "(or --matrix for every GPU of the catalog)"
+        )
+    seen: dict[tuple[str, str | None], compat.Target] = {}
+    for t in targets:
+        seen.setdefault((t.arch.sass, t.label), t)
+    return list(seen.values())
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cuwheel.api import inspect
+
+    if not (args.targets or args.dist or args.env):
+        raise compat.CompatError(
+            "nothing to inspect: name a wheel, directory or file, or use --dist NAME / --env"
+        )
+    if args.svg and not args.matrix:
+        raise compat.CompatError("--svg draws the --matrix table; add --matrix")
+    targets = _targets(args)
+    inventory = inspect(args.targets, dists=args.dist, env=args.env)
+    for p in inventory.problems:
+        print(f"cuwheel: warning: {p}", file=sys.stderr)
+    if inventory.problems and not inventory.binaries:
+        raise compat.CompatError("no input could be read")
+    if args.matrix:
+        m = compat.matrix(inventory, targets, strict=args.strict)
+        if args.svg:
+            title = "cuwheel compat: " + ", ".join(
+                s.path.rsplit("/", 1)[-1] for s in inventory.sources
+            )
+            with open(args.svg, "w", encoding="utf-8") as f:
+                f.write(matrix_svg(m, title))
+        if args.json:
+            print(json.dumps(matrix_json(m), indent=2))
+        else:
+            print(matrix_text(m), end="")
+        return 0 if all(m.row_runs(i) for i in range(len(m.targets))) else 1
+    reports = [compat.evaluate(inventory, t, strict=args.strict) for t in targets]
+    if args.json:
+        print(json.dumps(report_json(reports, containers=args.verbose), indent=2))
+    else:
+        print(report_text(reports, verbose=args.verbose), end="")
+    return 0 if all(r.runs for r in reports) else 1

@@ -1,0 +1,277 @@
+"""Renderers for compat results: text, JSON (schema ``cuwheel-compat/1``) and an SVG matrix."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+from xml.sax.saxutils import escape
+
+from cuwheel.compat import (
+    ContainerVerdict,
+    LibraryVerdict,
+    Matrix,
+    Target,
+    TargetReport,
+    Verdict,
+)
+
+__all__ = [
+    "COLORS",
+    "SCHEMA",
+    "matrix_json",
+    "matrix_svg",
+    "matrix_text",
+    "report_json",
+    "report_text",
+    "short_path",
+]
+
+SCHEMA = "cuwheel-compat/1"
+
+COLORS = {
+    Verdict.HOST: "#e0e0e0",
+    Verdict.NATIVE: "#2e7d32",
+    Verdict.COMPATIBLE: "#66bb6a",
+    Verdict.PTX_JIT: "#fbc02d",
+    Verdict.PARTIAL: "#fb8c00",
+    Verdict.DRIVER: "#8e24aa",
+    Verdict.NO_CODE: "#c62828",
+}
+_TEXT_ON = {Verdict.NATIVE: "#fff", Verdict.DRIVER: "#fff", Verdict.NO_CODE: "#fff"}
+
+
+def short_path(path: str) -> str:
+    """``x.whl!torch/lib/libtorch_cuda.so`` -> ``libtorch_cuda.so``."""
+    inner = path.rsplit("!", 1)[-1]
+    return os.path.basename(inner.rstrip("/")) or inner
+
+
+def _target_json(t: Target) -> dict[str, Any]:
+    return {
+        "label": t.label,
+        "cc": t.arch.cc,
+        "sass": t.arch.sass,
+        "family": t.family,
+        "driver": None
+        if t.driver is None
+        else {
+            "version": t.driver.version,
+            "cuda": None if t.driver.cuda is None else f"{t.driver.cuda[0]}.{t.driver.cuda[1]}",
+        },
+    }
+
+
+def _container_json(c: ContainerVerdict) -> dict[str, Any]:
+    return {
+        "offset": c.offset,
+        "size": c.size,
+        "section": c.section,
+        "codes": list(c.codes),
+        "verdict": c.verdict.value if c.verdict else None,
+        "chosen": c.chosen,
+        "reason": c.reason,
+        "ignored": c.ignored,
+    }
+
+
+def _library_json(lv: LibraryVerdict, containers: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "path": lv.path,
+        "verdict": lv.verdict.value,
+        "runs": lv.verdict.runs,
+        "reason": lv.reason,
+        "counts": lv.counts,
+        "runtime": None
+        if lv.runtime is None
+        else {
+            "major": lv.runtime.major,
+            "library": lv.runtime.library,
+            "floor": lv.runtime.floor,
+            "ok": lv.runtime.ok,
+            "reason": lv.runtime.reason,
+        },
+    }
+    if containers:
+        out["containers"] = [_container_json(c) for c in lv.containers]
+    return out
+
+
+def report_json(reports: Sequence[TargetReport], *, containers: bool = False) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "runs": all(r.runs for r in reports),
+        "targets": [
+            {
+                "target": _target_json(r.target),
+                "device_cc": r.device.cc,
+                "verdict": r.verdict.value if r.verdict else None,
+                "runs": r.runs,
+                "notes": list(r.notes),
+                "sources": [
+                    {
+                        "path": s.path,
+                        "kind": s.kind,
+                        "verdict": s.verdict.value if s.verdict else None,
+                        "libraries": [_library_json(lv, containers) for lv in s.libraries],
+                    }
+                    for s in r.sources
+                ],
+            }
+            for r in reports
+        ],
+    }
+
+
+def _counts_text(lv: LibraryVerdict) -> str:
+    counts = lv.counts
+    if not lv.containers:
+        return ""
+    parts = [f"{n} {k}" for k, n in counts.items()]
+    return f"{len(lv.containers)} containers: " + ", ".join(parts)
+
+
+def report_text(reports: Sequence[TargetReport], *, verbose: bool = False) -> str:
+    lines: list[str] = []
+    for r in reports:
+        t = r.target
+        drv = f" with {t.driver}" if t.driver else ""
+        if r.verdict is None:
+            head = "nothing CUDA found (no device code, no CUDA runtime linked)"
+        else:
+            head = ("RUNS" if r.runs else "DOES NOT RUN") + f" (worst: {r.verdict.value})"
+        lines.append(f"{t.label}{drv}: {head}")
+        for n in r.notes:
+            lines.append(f"  note: {n}")
+        for s in r.sources:
+            if not s.libraries:
+                lines.append(f"  {s.path}: nothing CUDA")
+                continue
+            lines.append(f"  {s.path}: {s.verdict.value if s.verdict else '-'}")
+            for lv in s.libraries:
+                inner = lv.path.rsplit("!", 1)[-1] if "!" in lv.path else short_path(lv.path)
+                lines.append(f"    {inner}: {lv.verdict.value}")
+                lines.append(f"        {lv.reason}")
+                ct = _counts_text(lv)
+                if ct and (verbose or len(lv.containers) > 1):
+                    lines.append(f"        {ct}")
+                if (
+                    lv.runtime is not None
+                    and lv.runtime.reason != lv.reason
+                    and (verbose or not lv.runtime.ok)
+                ):
+                    lines.append(f"        runtime: {lv.runtime.reason}")
+                if verbose:
+                    for c in lv.containers:
+                        v = c.verdict.value if c.verdict else "-"
+                        ign = f" [ignored: {c.ignored}]" if c.ignored else ""
+                        lines.append(
+                            f"          @{c.offset:#x} {','.join(c.codes) or '(empty)'}: "
+                            f"{v} - {c.reason}{ign}"
+                        )
+        lines.append("")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- matrix
+
+
+def _column_names(m: Matrix) -> list[str]:
+    names = [short_path(c) for c in m.columns]
+    dup = {n for n in names if names.count(n) > 1}
+    return [c.rsplit("!", 1)[-1] if n in dup else n for n, c in zip(names, m.columns, strict=True)]
+
+
+def _cell(v: Verdict | None) -> str:
+    return "" if v is None else v.short
+
+
+def matrix_text(m: Matrix) -> str:
+    cols = _column_names(m)
+    if not cols:
+        return "no library with device code found\n"
+    row_w = max([len("GPU")] + [len(t.label) for t in m.targets])
+    widths = [max(len(c), 7) for c in cols]
+    lines = []
+    lines.append(
+        "  ".join(["GPU".ljust(row_w), *(c.ljust(w) for c, w in zip(cols, widths, strict=True))])
+    )
+    for i, t in enumerate(m.targets):
+        cells = [_cell(v).ljust(w) for v, w in zip(m.cells[i], widths, strict=True)]
+        lines.append("  ".join([t.label.ljust(row_w), *cells]).rstrip())
+    legend = ", ".join(f"{v.short} = {v.value}" for v in Verdict if v is not Verdict.HOST)
+    lines.append("")
+    lines.append(f"legend: {legend}")
+    drivers = {str(t.driver) for t in m.targets if t.driver}
+    lines.append(
+        f"driver: {', '.join(sorted(drivers))}"
+        if drivers
+        else "driver: not given (gates assumed met)"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def matrix_json(m: Matrix) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "columns": list(m.columns),
+        "rows": [
+            {
+                "target": _target_json(t),
+                "runs": m.row_runs(i),
+                "notes": list(m.reports[i].notes),
+                "cells": [None if v is None else v.value for v in m.cells[i]],
+            }
+            for i, t in enumerate(m.targets)
+        ],
+    }
+
+
+def matrix_svg(m: Matrix, title: str = "cuwheel compat") -> str:
+    """The matrix as a standalone SVG table (plain strings; no drawing library)."""
+    cols = _column_names(m)
+    char_w, row_h, pad = 7.2, 22, 8
+    label_w = int(max([len("GPU")] + [len(t.label) for t in m.targets]) * char_w) + 2 * pad
+    col_ws = [int(max(len(c), 8) * char_w) + 2 * pad for c in cols]
+    top = 30 + row_h
+    legend = [v for v in Verdict if v is not Verdict.HOST]
+    legend_labels = [f"{v.short} = {v.value}" if v.short != v.value else v.value for v in legend]
+    legend_w = sum(int((len(lb) + 4) * char_w) for lb in legend_labels) + 2 * pad
+    width = max(label_w + sum(col_ws) + 1, legend_w)
+    legend_y = top + row_h * len(m.targets) + 20
+    height = legend_y + 30
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{pad}" y="20" font-size="14" font-weight="bold">{escape(title)}</text>',
+    ]
+    x = label_w
+    out.append(f'<text x="{pad}" y="{top - 7}" font-weight="bold">GPU</text>')
+    for c, w in zip(cols, col_ws, strict=True):
+        out.append(f'<text x="{x + pad}" y="{top - 7}" font-weight="bold">{escape(c)}</text>')
+        x += w
+    for i, t in enumerate(m.targets):
+        y = top + i * row_h
+        out.append(f'<text x="{pad}" y="{y + 15}">{escape(t.label)}</text>')
+        x = label_w
+        for v, w in zip(m.cells[i], col_ws, strict=True):
+            fill = COLORS.get(v, "#ffffff") if v else "#ffffff"
+            ink = _TEXT_ON.get(v, "#000") if v else "#000"
+            out.append(
+                f'<rect x="{x}" y="{y}" width="{w}" height="{row_h}" fill="{fill}" '
+                f'stroke="#ffffff"/>'
+            )
+            if v is not None:
+                out.append(
+                    f'<text x="{x + w / 2:.0f}" y="{y + 15}" text-anchor="middle" '
+                    f'fill="{ink}">{escape(v.short)}</text>'
+                )
+            x += w
+    x = pad
+    for v, label in zip(legend, legend_labels, strict=True):
+        out.append(f'<rect x="{x}" y="{legend_y}" width="12" height="12" fill="{COLORS[v]}"/>')
+        out.append(f'<text x="{x + 16}" y="{legend_y + 11}">{escape(label)}</text>')
+        x += int((len(label) + 4) * char_w)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""Probe: cuwheel.compat's predictions against what a real CUDA driver does.
+
+Run on a machine with an NVIDIA GPU (made for the H200 machine lent to this project):
+
+    PYTHONPATH=src python3 tests/probe/h200_probe.py --out DIR
+
+For every fatbin container of the committed fixtures (tests/data/bin) and of the CUDA
+libraries installed in this Python environment (nvidia/*/lib, torch/lib, CuPy, JAX plugins),
+it takes the container's bytes at the offset cuwheel's inventory gives, calls
+``cuModuleLoadData`` on them through ctypes (libcuda.so.1, primary context of GPU 0) and
+compares the outcome with ``cuwheel.compat.evaluate_container`` for this GPU and driver.
+Libraries with many containers are sampled evenly (``--per-library``).  Containers the rules
+send to the PTX JIT are loaded too, within a time budget.
+
+It also launches the fixtures' kernels through the CUDA runtime (``cw_launch`` ...) to check
+the library-level roll-up, and runs ``cuwheel compat --local``.
+
+Writes DIR/h200_results.json and DIR/compat_local.txt / .json.  Not a pytest module: the
+committed results are checked by tests/test_compat_probe.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import glob
+import importlib.metadata
+import json
+import os
+import platform
+import site
+import subprocess
+import sys
+import time
+from typing import Any
+
+import cuwheel
+from cuwheel import compat
+from cuwheel.inventory import Binary, Compression
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(ROOT, "tests", "data", "bin")
+LOADS = {compat.Verdict.NATIVE, compat.Verdict.COMPATIBLE, compat.Verdict.PTX_JIT}
+
+
+class Cuda:
+    """The few driver API calls the probe needs, through ctypes."""
+
+    def __init__(self) -> None:
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        self.check(self.lib.cuInit(0), "cuInit")
+        v = ctypes.c_int()
+        self.check(self.lib.cuDriverGetVersion(ctypes.byref(v)), "cuDriverGetVersion")
+        self.version = v.value
+        self.dev = ctypes.c_int()
+        self.check(self.lib.cuDeviceGet(ctypes.byref(self.dev), 0), "cuDeviceGet")
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self.lib.cuDeviceGetAttribute(ctypes.byref(major), 75, self.dev)
+        self.lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, self.dev)
+        self.cc = (major.value, minor.value)
+        buf = ctypes.create_string_buffer(256)
+        self.lib.cuDeviceGetName(buf, 256, self.dev)
+        self.name = buf.value.decode()
+        self.ctx = ctypes.c_void_p()
+        self.check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), self.dev), "retain")
+        self.check(self.lib.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
+
+    def error_name(self, rc: int) -> str:
+        p = ctypes.c_char_p()
+        if self.lib.cuGetErrorName(rc, ctypes.byref(p)) == 0 and p.value:
+            return p.value.decode()
+        return f"CUresult {rc}"
+
+    def check(self, rc: int, what: str) -> None:
+        if rc != 0:
+            raise RuntimeError(f"{what} failed: {rc}")
+
+    def load(self, image: bytes) -> int:
+        module = ctypes.c_void_p()
+        buf = ctypes.create_string_buffer(image, len(image))
+        rc = int(self.lib.cuModuleLoadData(ctypes.byref(module), buf))
+        if rc == 0:
+            self.lib.cuModuleUnload(module)
+        return rc
+
+
+def site_dirs() -> list[str]:
+    dirs = []
+    for d in [*site.getsitepackages(), *sys.path]:
+        if d and os.path.isdir(d) and os.path.realpath(d) not in dirs:
+            dirs.append(os.path.realpath(d))
+    return dirs
+
+
+def real_libraries() -> list[str]:
+    patterns = [
+        "nvidia/*/lib/*.so*",
+        "torch/lib/*.so*",
+        "cupy/**/*.so",
+        "cupy_backends/**/*.so",
+        "jaxlib/**/*.so",
+        "jax_plugins/**/*.so",
+        "jax_cuda13_plugin/**/*.so",
+        "jax_cuda13_pjrt/**/*.so",
+    ]
+    found: dict[str, str] = {}
+    for d in site_dirs():
+        for pat in patterns:
+            for p in glob.glob(os.path.join(d, pat), recursive=True):
+                if os.path.isfile(p) and not os.path.islink(p):
+                    found.setdefault(os.path.realpath(p), p)
+    return sorted(found.values())
+
+
+def sample(n: int, k: int, keep: set[int]) -> list[int]:
+    if n <= k:
+        return list(range(n))
+    picked = {round(i * (n - 1) / (k - 1)) for i in range(k)}
+    return sorted(picked | {i for i in keep if 0 <= i < n})
+
+
+def ignored_code(cv: compat.ContainerVerdict) -> str | None:
+    if cv.ignored is None:
+        return None
+    text = cv.ignored
+    for key, code in (
+        ("empty", "empty"),
+        ("relocatable", "reloc"),
+        ("LTO", "lto"),
+        ("stub", "stub"),
+    ):
+        if key in text:
+            return code
+    return "other"
+
+
+def elf_text_sections(cubin: bytes) -> int | None:
+    """How many ``.text.*`` (kernel code) sections a stored cubin has; None if unreadable."""
+    import struct
+
+    if cubin[:4] != b"\x7fELF" or cubin[4] != 2:
+        return None
+    try:
+        shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+
+        def sh(i: int) -> tuple[int, int, int]:
+            base = shoff + i * shentsize
+            name = struct.unpack_from("<I", cubin, base)[0]
+            off, size = struct.unpack_from("<QQ", cubin, base + 0x18)
+            return name, off, size
+
+        _, stroff, _ = sh(shstrndx)
+        count = 0
+        for i in range(shnum):
+            name_off = sh(i)[0]
+            end = cubin.index(b"\0", stroff + name_off)
+            if cubin[stroff + name_off : end].startswith(b".text."):
+                count += 1
+        return count
+    except (struct.error, ValueError):
+        return None
+
+
+def stub_kernels(data: bytes, container_offset: int, b: Binary, index: int) -> list[int | None]:
+    c = b.containers[index]
+    out: list[int | None] = []
+    for e in c.entries:
+        if e.compression is not Compression.NONE:
+            out.append(None)
+            continue
+        start = e.offset - container_offset + e.header_size
+        out.append(elf_text_sections(data[start : start + e.uncompressed_size]))
+    return out
+
+
+def probe_binary(
+    cuda: Cuda,
+    target: compat.Target,
+    b: Binary,
+    label: str,
+    per_library: int,
+    deadline: float,
+    jit_left: list[int],
+    rows: list[list[Any]],
+    lib_id: int,
+) -> dict[str, Any]:
+    os_name = compat.binary_os(b)
+    stub = compat.link_stub_index(b)
+    lv = compat.evaluate_binary(b, target)
+    lv_strict = compat.evaluate_binary(b, target, strict=True)
+    n = len(b.containers)
+    idx = sample(n, per_library, {stub} if stub is not None else set())
+    info: dict[str, Any] = {
+        "id": lib_id,
+        "path": label,
+        "format": b.format,
+        "containers": n,
+        "probed": 0,
+        "stub": stub,
+        "verdict": lv.verdict.value if lv else None,
+        "verdict_strict": lv_strict.verdict.value if lv_strict else None,
+        "runtime": lv.runtime.reason if lv and lv.runtime else None,
+    }
+    if b.archive is not None:
+        info["skipped"] = "archive member: offsets are inside the member"
+        return info
+    with open(b.path, "rb") as f:
+        whole = f.read() if b.format in ("ptx", "cubin", "fatbin") else None
+        for i in idx:
+            c = b.containers[i]
+            cv = compat.evaluate_container(c, target, os_name, stub=i == stub)
+            predicted = cv.verdict in LOADS
+            row: list[Any] = [
+                lib_id,
+                i,
+                c.offset,
+                c.size,
+                c.section,
+                " ".join(cv.codes),
+                ignored_code(cv),
+                cv.verdict.short if cv.verdict else None,
+                predicted,
+                None,
+                None,
+                None,
+                None,
+                None,
+            ]
+            if time.monotonic() > deadline:
+                row[10] = "skipped: time budget"
+                rows.append(row)
+                continue
+            if cv.verdict is compat.Verdict.PTX_JIT:
+                if jit_left[0] <= 0:
+                    row[10] = "skipped: JIT budget"
+                    rows.append(row)
+                    continue
+                jit_left[0] -= 1
+            if whole is not None:
+                data = whole[c.offset : c.offset + c.size]
+            else:
+                f.seek(c.offset)
+                data = f.read(c.size)
+            image = data + b"\0" if b.format == "ptx" else data
+            t0 = time.monotonic()
+            rc = cuda.load(image)
+            row[9] = rc
+            row[10] = cuda.error_name(rc)
+            row[11] = round((time.monotonic() - t0) * 1000, 2)
+            row[12] = predicted == (rc == 0)
+            if i == stub:
+                row[13] = stub_kernels(data, c.offset, b, i)
+            if not row[12] or label.startswith("fixtures/"):
+                row.append(cv.reason)
+            rows.append(row)
+            info["probed"] += 1
+    return info
+
+
+def launches(target: compat.Target, cudart: str | None) -> list[dict[str, Any]]:
+    """Launch the fixtures' kernels through the CUDA runtime (library-level check)."""
+    if cudart is None:
+        return [{"error": "libcudart.so.13 not found"}]
+    rt = ctypes.CDLL(cudart, mode=ctypes.RTLD_GLOBAL)
+    ptr = ctypes.c_void_p()
+    if rt.cudaMalloc(ctypes.byref(ptr), 4096) != 0:
+        return [{"error": "cudaMalloc failed"}]
+    inv = cuwheel.inspect([FIXTURES])
+    by_name = {os.path.basename(b.path): b for b in inv.binaries}
+    # (file, exported launcher, codes of the container holding its kernel)
+    cases = [
+        (n, "cw_launch", None)
+        for n in (
+            "sm80.so",
+            "sm80only.so",
+            "sm90a.so",
+            "sm100f.so",
+            "ptx120.so",
+            "allmajor.so",
+            "g80.so",
+            "cm_none.so",
+            "cm_size.so",
+            "cm_speed_all.so",
+            "cm_default.so",
+        )
+    ]
+    cases += [
+        ("two_tu.so", "cw_tu1_launch", "sm_80"),
+        ("two_tu.so", "cw_tu2_launch", "sm_90"),
+        ("librdc.so", "cw_rdc_launch", None),
+    ]
+    out = []
+    for name, fn, holder in cases:
+        b = by_name.get(name)
+        if b is None:
+            continue
+        lv = compat.evaluate_binary(b, target)
+        predicted = lv.verdict if lv else None
+        if holder is not None and lv is not None:
+            for cv in lv.containers:
+                if holder in cv.codes and cv.counted:
+                    predicted = cv.verdict
+        lib = ctypes.CDLL(os.path.join(FIXTURES, name))
+        launch = getattr(lib, fn)
+        launch.argtypes = (
+            [ctypes.c_void_p, ctypes.c_float] if fn == "cw_launch" else [ctypes.c_void_p]
+        )
+        args = (ptr, ctypes.c_float(2.0)) if fn == "cw_launch" else (ptr,)
+        err = int(launch(*args))
+        sync = int(rt.cudaDeviceSynchronize())
+        rt.cudaGetErrorName.restype = ctypes.c_char_p
+        out.append(
+            {
+                "library": name,
+                "function": fn,
+                "predicted": predicted.value if predicted else None,
+                "predicted_runs": bool(predicted and predicted in LOADS),
+                "launch_error": err,
+                "launch_error_name": rt.cudaGetErrorName(err).decode(),
+                "sync_error": sync,
+                "agree": bool(predicted and predicted in LOADS) == (err == 0 and sync == 0),
+            }
+        )
+    return out
+
+
+def versions() -> dict[str, str]:
+    out = {}
+    for d in importlib.metadata.distributions():
+        n = (d.metadata["Name"] or "").lower()
+        if n.startswith(("nvidia-", "torch", "cupy", "jax", "cuda-")):
+            out[n] = d.version
+    return dict(sorted(out.items()))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--per-library", type=int, default=200)
+    ap.add_argument("--budget", type=float, default=330.0, help="seconds for loading")
+    ap.add_argument("--jit", type=int, default=400, help="most PTX-JIT loads in all")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")
+    start = time.monotonic()
+    cuda = Cuda()
+    from cuwheel.localgpu import detect
+
+    machine = detect()
+    driver = machine.driver
+    target = compat.Target(cuwheel.Arch(cuda.cc[0] * 10 + cuda.cc[1]), cuda.name, driver)
+    print(
+        f"GPU {cuda.name} CC {cuda.cc} driver {driver} cuDriverGetVersion {cuda.version}",
+        flush=True,
+    )
+    libs = real_libraries()
+    print(f"{len(libs)} candidate libraries", flush=True)
+    t0 = time.monotonic()
+    inv = cuwheel.inspect([FIXTURES, *libs])
+    inspect_s = time.monotonic() - t0
+    print(f"inventory in {inspect_s:.1f}s; problems: {len(inv.problems)}", flush=True)
+    rows: list[list[Any]] = []
+    libraries: list[dict[str, Any]] = []
+    deadline = time.monotonic() + a.budget
+    jit_left = [a.jit]
+    prefixes = [(os.path.realpath(FIXTURES), "fixtures")] + [(d, "site") for d in site_dirs()]
+    for b in inv.binaries:
+        if not b.containers:
+            continue
+        real = os.path.realpath(b.archive or b.path)
+        label = b.path
+        for pre, name in prefixes:
+            if real.startswith(pre + os.sep):
+                label = f"{name}/{os.path.relpath(real, pre)}"
+                if b.member:
+                    label += f"({b.member})"
+                break
+        info = probe_binary(
+            cuda, target, b, label, a.per_library, deadline, jit_left, rows, len(libraries)
+        )
+        libraries.append(info)
+        print(f"  {label}: {info['probed']}/{info['containers']} {info['verdict']}", flush=True)
+    loaded = [r for r in rows if r[9] is not None]
+    counted = [r for r in loaded if r[6] is None]
+    info_rows = [r for r in loaded if r[6] is not None]
+    cudart = next((p for p in libs if os.path.basename(p) == "libcudart.so.13"), None)
+    launch_rows = launches(target, cudart)
+    fallback: dict[str, Any]
+    try:
+        from cuwheel.localgpu import _via_libcuda
+
+        m2 = _via_libcuda()
+        fallback = {
+            "gpus": [[g.index, g.name, g.arch.cc] for g in m2.gpus],
+            "driver": str(m2.driver),
+        }
+    except Exception as exc:  # report, do not fail the probe
+        fallback = {"error": str(exc)}
+    summary = {
+        "containers_in_libraries": sum(x["containers"] for x in libraries),
+        "probed": len(loaded),
+        "skipped": len(rows) - len(loaded),
+        "counted": len(counted),
+        "counted_agree": sum(1 for r in counted if r[12]),
+        "counted_disagree": sum(1 for r in counted if not r[12]),
+        "ignored_probed": len(info_rows),
+        "ignored_agree": sum(1 for r in info_rows if r[12]),
+        "by_prediction": {},
+        "launches": len(launch_rows),
+        "launches_agree": sum(1 for r in launch_rows if r.get("agree")),
+        "seconds": round(time.monotonic() - start, 1),
+        "inspect_seconds": round(inspect_s, 1),
+    }
+    for r in loaded:
+        key = f"{r[7]} -> {r[10]}"
+        summary["by_prediction"][key] = summary["by_prediction"].get(key, 0) + 1
+    result = {
+        "schema": "cuwheel-compat-probe/1",
+        "machine": {
+            "gpu": cuda.name,
+            "cc": f"{cuda.cc[0]}.{cuda.cc[1]}",
+            "driver": driver.version,
+            "driver_cuda": cuda.version,
+            "nvml_via": machine.via,
+            "libcuda_fallback": fallback,
+            "python": platform.python_version(),
+            "packages": versions(),
+            "CUDA_MODULE_LOADING": os.environ.get("CUDA_MODULE_LOADING"),
+        },
+        "target": {"cc": target.arch.cc, "driver": str(driver)},
+        "summary": summary,
+        "row_columns": [
+            "lib",
+            "index",
+            "offset",
+            "size",
+            "section",
+            "codes",
+            "ignored",
+            "predicted",
+            "predicted_loads",
+            "rc",
+            "result",
+            "ms",
+            "agree",
+            "stub_text_sections",
+            "reason",
+        ],
+        "libraries": libraries,
+        "rows": rows,
+        "launches": launch_rows,
+        "problems": [str(p) for p in inv.problems][:50],
+    }
+    with open(os.path.join(a.out, "h200_results.json"), "w") as f:
+        json.dump(result, f, separators=(",", ":"))
+    print(json.dumps(summary, indent=1), flush=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    torch_lib = next((os.path.dirname(p) for p in libs if p.endswith("libtorch_cuda.so")), None)
+    targets = [FIXTURES] + ([torch_lib] if torch_lib else [])
+    for ext, extra in (("txt", []), ("json", ["--json"])):
+        cmd = [sys.executable, "-m", "cuwheel", "compat", *targets, "--local", *extra]
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+        with open(os.path.join(a.out, f"compat_local.{ext}"), "w") as f:
+            f.write(
+                f"$ cuwheel compat {' '.join(targets)} --local {' '.join(extra)}\n"
+                if ext == "txt"
+                else ""
+            )
+            f.write(p.stdout)
+            if ext == "txt":
+                f.write(f"\n[stderr]\n{p.stderr}\n[exit status {p.returncode}]\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
