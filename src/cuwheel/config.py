@@ -26,6 +26,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from cuwheel import catalog
 from cuwheel.arch import Arch, ArchSpellingError
+from cuwheel.checks.policy import CheckPolicy, parse_check_table
 from cuwheel.errors import ConfigError
 from cuwheel.rows import (
     DEPENDENCY_POLICIES,
@@ -62,7 +63,7 @@ ENV_PLATFORM = "CUWHEEL_PLATFORM"
 # Release-tooling variables that name the train (PyTorch's builders use both).
 RELEASE_ENV_TRAIN = ("CU_VERSION", "DESIRED_CUDA")
 
-TOP_KEYS = ("trains", "python", "torch-version", "cmake-version", "rows")
+TOP_KEYS = ("trains", "python", "torch-version", "cmake-version", "rows", "check")
 ROW_KEYS = ("name", "platform", "cuda", "sass", "ptx", "dependencies", "note")
 
 
@@ -77,6 +78,8 @@ class Config:
     cmake_version: str
     source: str  # where it came from: a path or "built-in defaults"
     warnings: tuple[str, ...] = ()
+    # [tool.cuwheel.check]: what `cuwheel check` enforces; frozen, so one shared default is safe
+    check: CheckPolicy = CheckPolicy()  # noqa: RUF009
 
 
 def _did_you_mean(key: str, known: tuple[str, ...]) -> str:
@@ -213,6 +216,7 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
         except ValueError as exc:
             problems.append(f"{source}: {key}: {exc}")
         versions[key] = value
+    check = parse_check_table(merged.get("check"), f"{source}: [tool.cuwheel.check]", problems)
     if problems:
         raise ConfigError(problems)
     return Config(
@@ -223,6 +227,7 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
         versions["cmake-version"],
         source,
         tuple(f"{source}: {w}" for w in warnings),
+        check,
     )
 
 

@@ -22,6 +22,7 @@ SUBCOMMANDS = [
     "_gpus",
     "_plan",
     "_compat",
+    "_check",
 ]
 
 

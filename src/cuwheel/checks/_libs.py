@@ -1,0 +1,24 @@
+"""Shared lookups of the linkage checks: which linked names are CUDA libraries."""
+
+from __future__ import annotations
+
+from cuwheel import catalog
+from cuwheel.catalog import Component
+from cuwheel.checks.context import CheckContext, Lib
+
+__all__ = ["cuda_links", "is_cuda_link"]
+
+
+def cuda_links(ctx: CheckContext, lib: Lib) -> list[tuple[str, tuple[Component, ...]]]:
+    """(linked name, catalog components that ship it on this OS) for CUDA runtime libraries."""
+    out = []
+    for name in lib.binary.needed:
+        comps = catalog.find_library(name, os=ctx.os)
+        if comps:
+            out.append((name, comps))
+    return out
+
+
+def is_cuda_link(name: str) -> bool:
+    """A CUDA runtime library (any major, any OS) or a driver library."""
+    return bool(catalog.find_library(name)) or catalog.is_driver_library(name)

@@ -1,0 +1,251 @@
+"""What every check reads: one wheel's facts, its row (a resolved Plan) and the policy,
+plus lookups derived from them once (install paths, declared requirements, platform)."""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from packaging.markers import default_environment
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+from cuwheel import catalog
+from cuwheel.catalog import Component, Platform
+from cuwheel.checks.codes import CODES, Severity
+from cuwheel.checks.findings import Finding
+from cuwheel.checks.policy import CheckPolicy
+from cuwheel.inventory import Binary, FatbinContainer, Source
+from cuwheel.rows import Plan
+
+__all__ = ["CheckContext", "Declared", "Lib", "platform_environment"]
+
+# Marker values of each row platform (PEP 508 environment markers).
+_MARKERS = {
+    "linux-x86_64": ("linux", "Linux", "x86_64", "posix"),
+    "linux-aarch64": ("linux", "Linux", "aarch64", "posix"),
+    "win-amd64": ("win32", "Windows", "AMD64", "nt"),
+    "win-arm64": ("win32", "Windows", "ARM64", "nt"),
+}
+# (binary format, machine) that each row platform's binaries have.
+MACHINES = {
+    "linux-x86_64": ("elf", "x86_64"),
+    "linux-aarch64": ("elf", "aarch64"),
+    "win-amd64": ("pe", "AMD64"),
+    "win-arm64": ("pe", "ARM64"),
+}
+_EXTRA_RE = re.compile(r"""\bextra\s*==\s*["']([^"']+)["']""")
+_CUDA_NAME_RE = re.compile(r"^nvidia-.*-cu\d+$|^nvidia-cuda-|^cuda-toolkit$")
+
+
+def platform_environment(platform: str, extra: str = "") -> dict[str, str]:
+    env: dict[str, str] = {k: str(v) for k, v in default_environment().items()}
+    sys_platform, system, machine, os_name = _MARKERS[platform]
+    env.update(
+        sys_platform=sys_platform, platform_system=system, platform_machine=machine,
+        os_name=os_name, extra=extra,
+    )  # fmt: skip
+    return env
+
+
+def _majors(spec: SpecifierSet) -> frozenset[int] | None:
+    """CUDA majors a cuda-toolkit specifier allows; None when it names none."""
+
+    def major(v: str) -> int | None:
+        m = re.match(r"\d+", v)
+        return int(m.group()) if m else None
+
+    pinned = {major(s.version) for s in spec if s.operator in ("==", "===", "~=")}
+    pinned.discard(None)
+    if pinned:
+        return frozenset(p for p in pinned if p is not None)
+    lower = [major(s.version) for s in spec if s.operator in (">=", ">")]
+    upper = [major(s.version) for s in spec if s.operator in ("<", "<=")]
+    lows = [x for x in lower if x is not None]
+    if lows and upper:
+        return frozenset({max(lows)})
+    return None
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One Requires-Dist line and what it means for CUDA."""
+
+    text: str
+    name: str  # canonical
+    components: tuple[Component, ...]  # catalog components it installs
+    majors: frozenset[int] | None  # CUDA majors (None: not pinned)
+    applies: bool  # marker true on this wheel's platform without extras
+    extras: tuple[str, ...]  # extras under which it applies, when only there
+    is_cuda: bool
+
+    @property
+    def label(self) -> str:
+        return self.text.split(";")[0].strip()
+
+
+@dataclass(frozen=True)
+class Lib:
+    """A binary of the wheel with its member path and where it lands when installed."""
+
+    binary: Binary
+    member: str  # path inside the wheel (or the archive path for ar members)
+    installed: str | None  # path relative to site-packages; None outside it
+
+    @property
+    def name(self) -> str:
+        return self.member
+
+    @property
+    def loadable(self) -> bool:
+        """Loaded at run time (shared object, executable, DLL, raw device code)."""
+        b = self.binary
+        return b.archive is None and b.file_type not in ("object",)
+
+    def runtime_containers(self) -> tuple[FatbinContainer, ...]:
+        """Containers the CUDA runtime loads: with entries and not -rdc (relocatable)."""
+        return tuple(c for c in self.binary.containers if c.entries and not c.relocatable)
+
+
+class CheckContext:
+    """Facts + row + policy for one wheel; derived lookups are computed once."""
+
+    def __init__(
+        self,
+        source: Source,
+        plan: Plan,
+        policy: CheckPolicy,
+        local: str | None,
+        train_from_wheel: bool,
+    ) -> None:
+        self.source = source
+        self.plan = plan
+        self.policy = policy
+        self.local = local  # the wheel's local version ("cu130"), if any
+        self.train_from_wheel = train_from_wheel
+        self.wheel_name = posixpath.basename(source.path.replace("\\", "/"))
+
+    # -- row ----------------------------------------------------------------------
+    @property
+    def is_cpu(self) -> bool:
+        return self.plan.train.is_cpu
+
+    @property
+    def major(self) -> int | None:
+        r = self.plan.train.release
+        return r.major if r else None
+
+    # -- platform -------------------------------------------------------------------
+    @functools.cached_property
+    def platform_tags(self) -> tuple[str, ...]:
+        from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+        try:
+            tags = parse_wheel_filename(self.wheel_name)[3]
+        except InvalidWheelFilename:
+            return ()
+        return tuple(sorted({t.platform for t in tags}))
+
+    @functools.cached_property
+    def platform(self) -> Platform | None:
+        for tag in self.platform_tags:
+            p = catalog.platform_for_wheel_tag(tag)
+            if p is not None:
+                return p
+        if self.plan.platform:
+            return catalog.platform(self.plan.platform)
+        return None
+
+    @property
+    def os(self) -> str | None:
+        return self.platform.os if self.platform else None
+
+    # -- binaries ------------------------------------------------------------------
+    @functools.cached_property
+    def libs(self) -> tuple[Lib, ...]:
+        prefix = self.source.path + "!"
+        out = []
+        for b in self.source.binaries:
+            path = b.archive or b.path
+            member = path[len(prefix) :] if path.startswith(prefix) else path
+            out.append(Lib(b, member, _installed(member)))
+        return tuple(out)
+
+    def loadable_libs(self) -> Iterator[Lib]:
+        return (lib for lib in self.libs if lib.loadable)
+
+    @functools.cached_property
+    def bundled(self) -> dict[str, Lib]:
+        """Library names the wheel ships (soname and file name) -> the shipping binary."""
+        out: dict[str, Lib] = {}
+        for lib in self.libs:
+            if not lib.loadable:
+                continue
+            base = posixpath.basename(lib.member)
+            out.setdefault(base.lower() if base.lower().endswith(".dll") else base, lib)
+            if lib.binary.soname:
+                out.setdefault(lib.binary.soname, lib)
+        return out
+
+    def ships(self, library: str) -> Lib | None:
+        key = library.lower() if library.lower().endswith(".dll") else library
+        return self.bundled.get(key)
+
+    # -- requirements -------------------------------------------------------------
+    @functools.cached_property
+    def declared(self) -> tuple[Declared, ...]:
+        wheel = self.source.wheel
+        if wheel is None:
+            return ()
+        comps = catalog.load_catalog().components
+        out = []
+        for text in wheel.requires_dist:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement:
+                continue
+            name = canonicalize_name(req.name)
+            if name == "cuda-toolkit":
+                majors = _majors(req.specifier)
+                found = tuple(
+                    c for c in comps
+                    if c.extra in req.extras and (majors is None or c.major in majors)
+                )  # fmt: skip
+            else:
+                found = tuple(c for c in comps if canonicalize_name(c.distribution) == name)
+                majors = frozenset(c.major for c in found) or None
+            applies, extras = True, ()
+            if req.marker is not None and self.platform is not None:
+                env = platform_environment(self.platform.name)
+                applies = req.marker.evaluate(env)
+                if not applies:
+                    names = tuple(_EXTRA_RE.findall(str(req.marker)))
+                    extras = tuple(
+                        e for e in names
+                        if req.marker.evaluate(platform_environment(self.platform.name, e))
+                    )  # fmt: skip
+            is_cuda = bool(found) or bool(_CUDA_NAME_RE.search(name))
+            out.append(Declared(text, name, found, majors, applies, extras, is_cuda))
+        return tuple(out)
+
+    # -- findings -----------------------------------------------------------------
+    def finding(
+        self, code: str, message: str, library: str | None = None, severity: Severity | None = None
+    ) -> Finding:
+        return Finding(
+            code, severity if severity is not None else CODES[code].severity, message, library
+        )
+
+
+def _installed(member: str) -> str | None:
+    """Where a wheel member lands, relative to site-packages (PEP 427 .data dirs)."""
+    parts = member.split("/")
+    if parts and parts[0].endswith(".data"):
+        if len(parts) > 2 and parts[1] in ("purelib", "platlib"):
+            return "/".join(parts[2:])
+        return None
+    return member

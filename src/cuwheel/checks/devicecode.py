@@ -1,0 +1,163 @@
+"""Device-code checks (DC): every library against the row's architectures, one at a time.
+
+Never a union across libraries: a library whose kernels cover only part of the row fails
+on its own.  Within a library coverage is counted per fatbin container, because each
+container is loaded on its own and one without code for the GPU is a "no kernel image"
+error for its kernels.
+"""
+
+from __future__ import annotations
+
+from cuwheel.arch import Arch
+from cuwheel.checks.codes import Severity
+from cuwheel.checks.context import CheckContext, Lib
+from cuwheel.checks.findings import Finding
+from cuwheel.inventory import CodeKind, FatbinContainer
+
+_Containers = tuple[FatbinContainer, ...]
+
+__all__ = ["check_device_code", "check_has_device_code", "ptx_runs_on"]
+
+
+def ptx_runs_on(ptx: Arch, gpu: Arch) -> bool:
+    """Whether PTX for ``ptx`` JIT-compiles for a GPU of ``gpu`` (cuda-facts section 3)."""
+    if ptx.variant == "a":
+        return ptx.base == gpu.base
+    if ptx.variant == "f":
+        return ptx.major == gpu.major and ptx.minor <= gpu.minor
+    return ptx.number <= gpu.number
+
+
+def _has_sass(c: FatbinContainer, arch: Arch) -> bool:
+    return any(
+        e.kind is CodeKind.SASS
+        and e.arch.base == arch.base
+        and (not arch.variant or e.arch.variant == arch.variant)
+        for e in c.entries
+    )
+
+
+def _ptx_for(c: FatbinContainer, arch: Arch) -> Arch | None:
+    for e in c.entries:
+        if e.kind is CodeKind.PTX and ptx_runs_on(e.arch, arch):
+            return e.arch
+    return None
+
+
+def _names(archs: set[Arch], kind: CodeKind) -> str:
+    if not archs:
+        return "none"
+    return " ".join(a.sass if kind is CodeKind.SASS else a.ptx for a in sorted(archs))
+
+
+def _severity(ctx: CheckContext, accepted: bool) -> Severity:
+    if accepted:
+        return Severity.INFO
+    return Severity.ERROR if ctx.policy.device_code == "strict" else Severity.WARNING
+
+
+def check_has_device_code(ctx: CheckContext) -> list[Finding]:
+    """DC004: fail closed when a CUDA row's wheel carries no device code at all."""
+    if ctx.is_cpu:
+        return []
+    libs = list(ctx.loadable_libs())
+    if any(lib.runtime_containers() for lib in libs):
+        return []
+    claimed = " ".join(a.sass for a in ctx.plan.sass)
+    return [ctx.finding(
+        "DC004",
+        f"no device code in any of {len(libs)} binaries read, yet the row claims {claimed}",
+    )]  # fmt: skip
+
+
+def check_device_code(ctx: CheckContext) -> list[Finding]:
+    """DC001, DC002, DC003, DC005 for every loadable library with device code."""
+    if ctx.is_cpu:
+        return []
+    out: list[Finding] = []
+    for lib in ctx.loadable_libs():
+        containers = lib.runtime_containers()
+        if containers:
+            out += _coverage(ctx, lib, containers)
+            out += _unclaimed(ctx, lib, containers)
+            out += _ptx(ctx, lib, containers)
+    return out
+
+
+def _coverage(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Finding]:
+    out = []
+    n = len(containers)
+    have = {e.arch for c in containers for e in c.entries if e.kind is CodeKind.SASS}
+    for arch in ctx.plan.sass:
+        lacking = [c for c in containers if not _has_sass(c, arch)]
+        if not lacking:
+            continue
+        jit = {p for c in lacking if (p := _ptx_for(c, arch)) is not None}
+        covered = all(_ptx_for(c, arch) is not None for c in lacking)
+        accepted = covered and ctx.policy.accept_ptx_for_sass
+        where = f"{len(lacking)} of {n} container{'s' if n != 1 else ''}"
+        msg = f"no SASS for {arch.sass} in {where} (SASS present: {_names(have, CodeKind.SASS)})"
+        if covered:
+            msg += f"; PTX {_names(jit, CodeKind.PTX)} can JIT-compile it"
+            if accepted:
+                msg += " (accepted: accept-ptx-for-sass)"
+        out.append(ctx.finding("DC001", msg, lib.name, _severity(ctx, accepted)))
+    return out
+
+
+def _unclaimed(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Finding]:
+    claimed = set(ctx.plan.sass)
+    bases = {a.base for a in claimed}
+    extra = set(ctx.policy.allow_extra)
+    counts: dict[Arch, int] = {}
+    for c in containers:
+        for a in {e.arch for e in c.entries if e.kind is CodeKind.SASS}:
+            counts[a] = counts.get(a, 0) + 1
+    out = []
+    for arch in sorted(counts):
+        if arch in claimed or arch in extra:
+            continue
+        if arch.variant and arch.base in bases and ctx.policy.allow_variants:
+            continue
+        row = " ".join(a.sass for a in ctx.plan.sass)
+        what = (
+            "a variant of a claimed arch; allow-variants is off"
+            if arch.base in bases
+            else ("the build did not use the row's list")
+        )
+        out.append(ctx.finding(
+            "DC002",
+            f"SASS for {arch.sass} in {counts[arch]} of {len(containers)} containers, not in the "
+            f"row ({row}): {what}",
+            lib.name,
+        ))  # fmt: skip
+    return out
+
+
+def _ptx(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Finding]:
+    out = []
+    required = set(ctx.plan.ptx)
+    present: dict[Arch, int] = {}
+    for c in containers:
+        for a in {e.arch for e in c.entries if e.kind is CodeKind.PTX}:
+            present[a] = present.get(a, 0) + 1
+    for arch in sorted(required):
+        if arch in present:
+            continue
+        accepted = ctx.policy.accept_missing_ptx
+        msg = (
+            f"no {arch.ptx} PTX in any of {len(containers)} containers (PTX present: "
+            f"{_names(set(present), CodeKind.PTX)}); GPUs newer than {arch.sass} get no code"
+        )
+        if accepted:
+            msg += " (accepted: accept-missing-ptx)"
+        out.append(ctx.finding("DC003", msg, lib.name, _severity(ctx, accepted)))
+    for arch in sorted(set(present) - required):
+        want = _names(required, CodeKind.PTX)
+        out.append(ctx.finding(
+            "DC005",
+            f"PTX {arch.ptx} in {present[arch]} of {len(containers)} containers; the row's PTX "
+            f"is {want}",
+            lib.name,
+        ))  # fmt: skip
+    return out

@@ -1,0 +1,81 @@
+"""Findings (verdicts) and the per-wheel report that carries them; no facts are computed here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from cuwheel.checks.codes import Severity
+
+__all__ = ["Finding", "Stats", "WheelReport"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One judgement: a code, its severity and a one-line message with the evidence.
+
+    ``library`` is the binary's path inside the wheel, or None for the wheel as a whole.
+    ``waived`` holds the waiver's reason when a per-file waiver covers the finding.
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    library: str | None = None
+    check: str = ""
+    waived: str | None = None
+
+    @property
+    def family(self) -> str:
+        return self.code.rstrip("0123456789")
+
+    def line(self) -> str:
+        """``library: message`` (the wheel's findings have no library prefix)."""
+        return f"{self.library}: {self.message}" if self.library else self.message
+
+    def waive(self, reason: str) -> Finding:
+        return replace(self, waived=reason)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """How much was read: a check that read nothing must not pass."""
+
+    files: int = 0
+    binaries: int = 0
+    device_binaries: int = 0
+    containers: int = 0
+    entries: int = 0
+
+
+@dataclass(frozen=True)
+class WheelReport:
+    """The verdict on one wheel against one release row."""
+
+    wheel: str  # file name
+    path: str
+    row: str
+    train: str
+    platform: str | None
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    stats: Stats
+    libraries: tuple[str, ...]  # binaries checked, by path in the wheel
+    checks: tuple[str, ...]  # names of the checks that ran
+    findings: tuple[Finding, ...] = ()
+    fail_on: Severity = Severity.ERROR
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def failing(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.waived is None and f.severity >= self.fail_on)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failing
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.waived is None and f.severity == severity)
+
+    @property
+    def waived(self) -> int:
+        return sum(1 for f in self.findings if f.waived is not None)

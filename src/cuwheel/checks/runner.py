@@ -1,0 +1,186 @@
+"""Run the checks: pick the row for a wheel, call every check, then select, ignore and waive."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from cuwheel import catalog
+from cuwheel.checks.context import CheckContext
+from cuwheel.checks.cpu import check_cpu
+from cuwheel.checks.dependencies import check_dependencies
+from cuwheel.checks.devicecode import check_device_code, check_has_device_code
+from cuwheel.checks.driver import check_driver
+from cuwheel.checks.findings import Finding, Stats, WheelReport
+from cuwheel.checks.inputs import check_inputs
+from cuwheel.checks.modules import check_modules
+from cuwheel.checks.ownership import check_ownership
+from cuwheel.checks.policy import CheckPolicy
+from cuwheel.checks.runpaths import check_runpaths
+from cuwheel.checks.tags import check_machine, check_train
+from cuwheel.checks.windows import check_windows
+from cuwheel.config import Config
+from cuwheel.errors import ConfigError, InputError
+from cuwheel.inventory import Source
+from cuwheel.rows import Plan, parse_train, plan_for, select_row
+
+__all__ = ["CHECKS", "check_source", "check_wheel", "check_wheels", "plan_for_wheel"]
+
+Check = Callable[[CheckContext], list[Finding]]
+
+# One line per check; the name is what JUnit reports as the test case (check x library).
+CHECKS: tuple[tuple[str, Check], ...] = (
+    ("inputs", check_inputs),
+    ("device-code-present", check_has_device_code),
+    ("device-code", check_device_code),
+    ("cpu", check_cpu),
+    ("dependencies", check_dependencies),
+    ("runpaths", check_runpaths),
+    ("driver", check_driver),
+    ("windows", check_windows),
+    ("modules", check_modules),
+    ("ownership", check_ownership),
+    ("machine", check_machine),
+    ("train", check_train),
+)
+
+
+def _local_version(filename: str) -> str | None:
+    try:
+        version = parse_wheel_filename(filename)[1]
+    except InvalidWheelFilename:
+        return None
+    return version.local
+
+
+def plan_for_wheel(
+    config: Config,
+    filename: str,
+    *,
+    train: str | None = None,
+    platform: str | None = None,
+    row: str | None = None,
+) -> tuple[Plan, str | None, bool]:
+    """(plan, the wheel's local version, whether the train came from the wheel)."""
+    base = Path(filename).name
+    try:
+        tags = parse_wheel_filename(base)[3]
+    except InvalidWheelFilename as exc:
+        raise ConfigError(f"{base}: {exc}") from None
+    local = _local_version(base)
+    if train:
+        chosen = parse_train(train)
+    elif local is not None:
+        try:
+            chosen = parse_train(local)
+        except ConfigError as exc:
+            raise ConfigError(f"{base}: local version +{local}: {exc}") from None
+    else:
+        raise ConfigError(f"{base}: no local version (+cu130 / +cpu) names its train; pass --train")
+    if platform is None:
+        plats = {p.name for t in tags if (p := catalog.platform_for_wheel_tag(t.platform))}
+        if len(plats) > 1:
+            raise ConfigError(f"{base}: platform tags name several platforms: {sorted(plats)}")
+        platform = plats.pop() if plats else None
+    if row is not None:
+        named = [r for r in config.rows if r.name == row]
+        if not named:
+            known = ", ".join(r.name for r in config.rows)
+            raise ConfigError(f"no row named {row!r} in {config.source}; known: {known}")
+        chosen_row = named[0]
+        if not chosen_row.is_cpu and platform and chosen_row.platform != platform:
+            raise ConfigError(
+                f"{chosen_row.describe()} is for {chosen_row.platform}; {base} is for {platform}"
+            )
+        platform = platform or chosen_row.platform
+    else:
+        chosen_row = select_row(config.rows, chosen, platform)
+    return plan_for(chosen_row, chosen, platform), local, not train
+
+
+def _stats(ctx: CheckContext) -> Stats:
+    libs = ctx.libs
+    return Stats(
+        files=ctx.source.files_seen,
+        binaries=len(libs),
+        device_binaries=sum(1 for lib in libs if lib.binary.has_device_code),
+        containers=sum(lib.binary.containers_with_code for lib in libs),
+        entries=sum(1 for lib in libs for _ in lib.binary.entries()),
+    )
+
+
+def check_source(
+    source: Source,
+    plan: Plan,
+    policy: CheckPolicy | None = None,
+    *,
+    local: str | None = None,
+    train_from_wheel: bool = True,
+) -> WheelReport:
+    """Judge one inspected wheel against ``plan``: pure (facts + row + policy -> report)."""
+    policy = policy or CheckPolicy()
+    ctx = CheckContext(source, plan, policy, local, train_from_wheel)
+    findings: list[Finding] = []
+    for name, check in CHECKS:
+        for f in check(ctx):
+            if not policy.enabled(f.code):
+                continue
+            f = Finding(f.code, f.severity, f.message, f.library, name)
+            w = policy.waiver_for(f.code, f.library)
+            findings.append(f.waive(w.reason) if w else f)
+    findings.sort(key=lambda f: (f.library or "", f.code))
+    return WheelReport(
+        wheel=ctx.wheel_name,
+        path=source.path,
+        row=plan.row.name,
+        train=plan.train.name,
+        platform=plan.platform,
+        sass=tuple(a.sass for a in plan.sass),
+        ptx=tuple(a.ptx for a in plan.ptx),
+        stats=_stats(ctx),
+        libraries=tuple(lib.name for lib in ctx.libs),
+        checks=tuple(name for name, _ in CHECKS),
+        findings=tuple(findings),
+        fail_on=policy.fail_on,
+    )
+
+
+def check_wheel(
+    path: str | os.PathLike[str],
+    config: Config,
+    policy: CheckPolicy | None = None,
+    *,
+    train: str | None = None,
+    platform: str | None = None,
+    row: str | None = None,
+) -> WheelReport:
+    """Inspect the wheel at ``path`` and check it against its row.
+
+    Raises ConfigError when no row fits and InputError when the file is no readable wheel.
+    """
+    from cuwheel.api import inspect
+
+    p = os.fspath(path)
+    if not os.path.isfile(p):
+        raise InputError(p, "no such file")
+    plan, local, from_wheel = plan_for_wheel(config, p, train=train, platform=platform, row=row)
+    inventory = inspect(p, workers=1)
+    source = inventory.sources[0]
+    if source.kind != "wheel" or source.wheel is None:
+        why = source.problems[0].message if source.problems else "not a wheel"
+        raise InputError(p, why)
+    return check_source(
+        source, plan, policy or config.check, local=local, train_from_wheel=from_wheel
+    )
+
+
+def check_wheels(
+    paths: Sequence[str | os.PathLike[str]],
+    config: Config,
+    policy: CheckPolicy | None = None,
+    **selection: str | None,
+) -> list[WheelReport]:
+    return [check_wheel(p, config, policy, **selection) for p in paths]

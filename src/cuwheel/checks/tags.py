@@ -1,0 +1,117 @@
+"""Tag and train checks (TAG): the platform tag matches every binary's machine; the
+``+cuXYZ`` local version names the row's train; linked CUDA libraries and the toolkit
+recorded in cubins belong to the train's CUDA major."""
+
+from __future__ import annotations
+
+from cuwheel import catalog
+from cuwheel.checks.context import MACHINES, CheckContext
+from cuwheel.checks.findings import Finding
+from cuwheel.errors import ConfigError
+from cuwheel.inventory import CodeKind
+from cuwheel.rows import parse_train
+
+__all__ = ["check_machine", "check_train"]
+
+
+def check_machine(ctx: CheckContext) -> list[Finding]:
+    out: list[Finding] = []
+    native = [lib for lib in ctx.libs if lib.binary.format in ("elf", "pe")]
+    if not native:
+        return out
+    tags = ctx.platform_tags
+    p = ctx.platform
+    if p is None:
+        tag = ", ".join(tags) or "?"
+        for lib in native:
+            out.append(ctx.finding(
+                "TAG001",
+                f"{lib.binary.format.upper()} {lib.binary.machine} binary in a wheel tagged {tag}",
+                lib.name,
+            ))  # fmt: skip
+        return out
+    fmt, machine = MACHINES.get(p.name, (None, None))
+    for lib in native:
+        b = lib.binary
+        if b.format != fmt or (b.machine is not None and b.machine != machine):
+            out.append(ctx.finding(
+                "TAG001",
+                f"{b.format.upper()} {b.machine} binary in a {', '.join(tags)} wheel "
+                f"(expects {fmt.upper() if fmt else '?'} {machine})",
+                lib.name,
+            ))  # fmt: skip
+    return out
+
+
+def check_train(ctx: CheckContext) -> list[Finding]:
+    out: list[Finding] = []
+    train = ctx.plan.train
+    if ctx.local is None:
+        out.append(ctx.finding(
+            "TAG002",
+            f"the wheel's version has no +{train} local version; the train came from --train",
+        ))  # fmt: skip
+    else:
+        try:
+            named = parse_train(ctx.local)
+        except ConfigError:
+            named = None
+        if named != train:
+            out.append(ctx.finding(
+                "TAG003", f"local version +{ctx.local} does not name the row's train {train}"
+            ))  # fmt: skip
+    release = train.release
+    if release is None:
+        return out
+    for lib in ctx.loadable_libs():
+        for name in lib.binary.needed:
+            comps = catalog.find_library(name, os=ctx.os)
+            if comps and not any(c.major == release.major for c in comps):
+                majors = "/".join(str(m) for m in sorted({c.major for c in comps}))
+                out.append(ctx.finding(
+                    "TAG004",
+                    f"links {name} (CUDA {majors}) in a {train} wheel (CUDA {release.major})",
+                    lib.name,
+                ))  # fmt: skip
+        containers = lib.runtime_containers()
+        tks = [c.toolkit for c in containers if c.toolkit is not None]
+        other = [t for t in tks if t.major != release.major]
+        if other:
+            names = ", ".join(sorted({str(t) for t in other}))
+            out.append(ctx.finding(
+                "TAG005",
+                f"cubins of {len(other)} of {len(containers)} containers were built by CUDA "
+                f"{names}, not CUDA {release.major} of train {train}",
+                lib.name,
+            ))  # fmt: skip
+        minor = sorted(
+            {
+                f"{t.major}.{t.minor}"
+                for t in tks
+                if t.major == release.major and t.minor != release.minor
+            }
+        )
+        if minor:
+            out.append(ctx.finding(
+                "TAG006",
+                f"cubins built by CUDA {', '.join(minor)} in a {train} wheel (CUDA "
+                f"{release.name})",
+                lib.name,
+            ))  # fmt: skip
+        isas = sorted(
+            {
+                e.code_version
+                for c in containers
+                for e in c.entries
+                if e.kind is CodeKind.PTX and e.code_version > release.ptx_isa
+            }
+        )
+        if isas:
+            names = ", ".join(f"{a}.{b}" for a, b in isas)
+            out.append(ctx.finding(
+                "TAG007",
+                f"PTX ISA {names} is newer than CUDA {release.name} emits "
+                f"({release.ptx_isa_name}); a driver of that release cannot JIT-compile it",
+                lib.name,
+            ))  # fmt: skip
+    return out
