@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Differential check of cuwheel against NVIDIA's cuobjdump on real wheels.
+
+For every shared library in the given wheels, compares cuwheel's SASS / PTX multisets
+with ``cuobjdump --list-elf --list-ptx`` (default and ``-all``), selecting containers the
+way cuobjdump does (per ELF object: .nv_fatbin if present, else __nv_relfatbin; -all:
+both) and dropping the ``f`` that cuobjdump drops on cubin names.  Not part of CI: it
+needs real wheels, e.g. ``pip download --no-deps nvidia-cublas bitsandbytes -d DIR``.
+
+Usage: python bench/oracle_real.py WHEEL...
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import sys
+import tempfile
+import zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+
+import cuobjdump_oracle as oracle
+import cuwheel
+from cuwheel.inventory import Binary, CodeKind
+
+
+def cuwheel_lists(b: Binary, all_sections: bool) -> tuple[collections.Counter[str], ...]:
+    has_fatbin = any(c.section == ".nv_fatbin" for c in b.containers)
+    chosen = [
+        c
+        for c in b.containers
+        if c.named_section and (all_sections or (c.section == ".nv_fatbin") == has_fatbin)
+    ]
+    sass: collections.Counter[str] = collections.Counter()
+    ptx: collections.Counter[str] = collections.Counter()
+    for c in chosen:
+        for e in c.entries:
+            if e.kind is CodeKind.SASS:
+                sass[e.arch.base.sass if e.arch.variant == "f" else e.arch.sass] += 1
+            elif e.kind is CodeKind.PTX:
+                ptx["sm_" + e.arch.ptx.removeprefix("compute_")] += 1
+    return sass, ptx
+
+
+def main() -> int:
+    disagreements = 0
+    for whl in sys.argv[1:]:
+        with zipfile.ZipFile(whl) as z, tempfile.TemporaryDirectory() as tmp:
+            for info in z.infolist():
+                if ".so" not in info.filename:
+                    continue
+                path = z.extract(info, tmp)
+                binaries = cuwheel.inspect(path).binaries
+                if not binaries:
+                    continue
+                for all_sections in (False, True):
+                    label = f"{os.path.basename(info.filename)} {'-all' if all_sections else ''}"
+                    try:
+                        sass, ptx = oracle.list_device_code(path, all_sections=all_sections)
+                    except Exception as exc:  # cuobjdump's own failure is a result here
+                        print(f"{label:40} cuobjdump failed: {str(exc).splitlines()[-1][:80]}")
+                        continue
+                    mine = cuwheel_lists(binaries[0], all_sections)
+                    same = mine == (sass, ptx)
+                    disagreements += not same
+                    print(
+                        f"{label:40} cuobjdump ELF {sum(sass.values()):5} PTX {sum(ptx.values()):4}"
+                        f"  cuwheel ELF {sum(mine[0].values()):5} PTX {sum(mine[1].values()):4}"
+                        f"  {'agree' if same else 'DISAGREE'}"
+                    )
+    return 1 if disagreements else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
