@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import multiprocessing
 import os
@@ -55,6 +56,7 @@ def inspect(
         targets = [targets]
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
+    workers = max(1, workers)
     sources: list[Source] = []
     for target in targets:
         sources.append(_inspect_target(os.fspath(target), workers, limits, progress, payload))
@@ -75,7 +77,11 @@ def _inspect_target(
     path: str, workers: int, limits: Limits, progress: Progress | None, payload: str
 ) -> Source:
     if os.path.isdir(path):
-        return _inspect_files("directory", path, _walk(path), payload)
+        walk_problems: list[Problem] = []
+        src = _inspect_files("directory", path, _walk(path, walk_problems), payload)
+        if walk_problems:
+            src = dataclasses.replace(src, problems=tuple(walk_problems) + src.problems)
+        return src
     try:
         with open(path, "rb") as f:
             magic = f.read(4)
@@ -89,9 +95,14 @@ def _inspect_target(
     return Source("file", path, files_seen=1, binaries=tuple(binaries), problems=tuple(problems))
 
 
-def _walk(root: str) -> list[str]:
+def _walk(root: str, problems: list[Problem]) -> list[str]:
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
+
+    def unreadable(exc: OSError) -> None:
+        where = exc.filename or root
+        problems.append(Problem(str(where), exc.strerror or str(exc)))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         dirnames.sort()
         for fn in sorted(filenames):
             p = os.path.join(dirpath, fn)
@@ -159,7 +170,8 @@ def _inspect_wheel(
         for name, zi in wf.infos.items():
             if zi.is_dir():
                 continue
-            why = unsafe_member_name(name)
+            # zipfile cuts a name at its first NUL; orig_filename is the name as stored
+            why = unsafe_member_name(zi.orig_filename)
             if why:
                 problems.append(Problem(wf.display(name), why))
                 continue
