@@ -46,6 +46,10 @@ $ARMCC -shared -fPIC -O2 fb_arm13.c "$SRC/rowlib.c" -L. -Wl,--no-as-needed -lcud
     -Wl,-rpath,'$ORIGIN/../../nvidia/cu13/lib' -o "$BIN/row_arm_cu13.so"
 aarch64-linux-gnu-strip --strip-unneeded "$BIN/row_arm_cu13.so"
 
+# aarch64 host-only Python extension (the seed's _C: no CUDA at all).
+$ARMCC -shared -fPIC -O2 -Wl,-z,max-page-size=4096 "$SRC/hostonly.c" -o "$BIN/row_arm_hostonly.so"
+aarch64-linux-gnu-strip --strip-unneeded "$BIN/row_arm_hostonly.so"
+
 # Linux aarch64, CUDA 12.6 (Jetson Orin) row: sm_87 cubin from ptxas 12.6, libcudart.so.12,
 # RPATH into nvidia-cuda-runtime-cu12's directory.
 "$NVCC" -ptx -arch=compute_87 "$SRC/k.cu" -o k87.ptx

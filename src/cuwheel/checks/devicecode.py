@@ -50,6 +50,10 @@ def _names(archs: set[Arch], kind: CodeKind) -> str:
     return " ".join(a.sass if kind is CodeKind.SASS else a.ptx for a in sorted(archs))
 
 
+def _of(k: int, n: int) -> str:
+    return f"{k} of {n} container{'' if n == 1 else 's'}"
+
+
 def _severity(ctx: CheckContext, accepted: bool) -> Severity:
     if accepted:
         return Severity.INFO
@@ -95,7 +99,7 @@ def _coverage(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Find
         jit = {p for c in lacking if (p := _ptx_for(c, arch)) is not None}
         covered = all(_ptx_for(c, arch) is not None for c in lacking)
         accepted = covered and ctx.policy.accept_ptx_for_sass
-        where = f"{len(lacking)} of {n} container{'s' if n != 1 else ''}"
+        where = _of(len(lacking), n)
         msg = f"no SASS for {arch.sass} in {where} (SASS present: {_names(have, CodeKind.SASS)})"
         if covered:
             msg += f"; PTX {_names(jit, CodeKind.PTX)} can JIT-compile it"
@@ -127,7 +131,7 @@ def _unclaimed(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Fin
         )
         out.append(ctx.finding(
             "DC002",
-            f"SASS for {arch.sass} in {counts[arch]} of {len(containers)} containers, not in the "
+            f"SASS for {arch.sass} in {_of(counts[arch], len(containers))}, not in the "
             f"row ({row}): {what}",
             lib.name,
         ))  # fmt: skip
@@ -146,7 +150,7 @@ def _ptx(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Finding]:
             continue
         accepted = ctx.policy.accept_missing_ptx
         msg = (
-            f"no {arch.ptx} PTX in any of {len(containers)} containers (PTX present: "
+            f"no {arch.ptx} PTX in {_of(0, len(containers))} (PTX present: "
             f"{_names(set(present), CodeKind.PTX)}); GPUs newer than {arch.sass} get no code"
         )
         if accepted:
@@ -156,7 +160,7 @@ def _ptx(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Finding]:
         want = _names(required, CodeKind.PTX)
         out.append(ctx.finding(
             "DC005",
-            f"PTX {arch.ptx} in {present[arch]} of {len(containers)} containers; the row's PTX "
+            f"PTX {arch.ptx} in {_of(present[arch], len(containers))}; the row's PTX "
             f"is {want}",
             lib.name,
         ))  # fmt: skip

@@ -80,11 +80,12 @@ def check_runpaths(ctx: CheckContext) -> list[Finding]:
             if target in resolved:
                 continue
             up = posixpath.relpath(target, posixpath.dirname(lib.installed) or ".")
+            want = "$ORIGIN" if up == "." else f"$ORIGIN/{up}"
             have = ":".join(entries) if entries else "no RPATH/RUNPATH"
             out.append(ctx.finding(
                 "RP001",
                 f"links {name} but no run path reaches {target}/ ({origin}); has {have}; "
-                f"add $ORIGIN/{up}",
+                f"add {want}",
                 lib.name,
             ))  # fmt: skip
     return out

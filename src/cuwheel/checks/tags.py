@@ -80,7 +80,7 @@ def check_train(ctx: CheckContext) -> list[Finding]:
             names = ", ".join(sorted({str(t) for t in other}))
             out.append(ctx.finding(
                 "TAG005",
-                f"cubins of {len(other)} of {len(containers)} containers were built by CUDA "
+                f"cubins of {len(other)} of {len(containers)} container(s) were built by CUDA "
                 f"{names}, not CUDA {release.major} of train {train}",
                 lib.name,
             ))  # fmt: skip

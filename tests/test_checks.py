@@ -1,0 +1,174 @@
+"""Every check code: a good wheel passes it, a wheel broken in exactly that way fails with it.
+
+Expected code sets are written by hand from what each variant changes (see checkwheels.py);
+none is read back from cuwheel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+import checkwheels as cw
+from cuwheel.checks import CODES, Severity, check_wheel
+from cuwheel.checks.findings import WheelReport
+from cuwheel.config import parse_config
+
+X86_ROW: dict[str, Any] = {
+    "name": "x86", "platform": "linux-x86_64", "cuda": "13",
+    "sass": ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"], "ptx": "newest",
+}  # fmt: skip
+ARM_ROW: dict[str, Any] = {
+    "name": "arm", "platform": "linux-aarch64", "cuda": "13",
+    "sass": ["sm_90", "sm_100", "sm_110"], "ptx": "none",
+}  # fmt: skip
+WIN_ROW: dict[str, Any] = {
+    "name": "win", "platform": "win-amd64", "cuda": "13", "dependencies": "none",
+    "sass": ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"], "ptx": "newest",
+}  # fmt: skip
+ORIN_ROW: dict[str, Any] = {
+    "name": "orin", "platform": "linux-aarch64", "cuda": "12.6", "sass": ["sm_87"], "ptx": "none",
+}  # fmt: skip
+CPU_ROW: dict[str, Any] = {"name": "cpu", "cuda": "cpu"}
+
+
+def run(tmp_path: Any, spec: cw.Spec, policy: dict[str, Any] | None = None,
+        rows: list[dict[str, Any]] | None = None, **selection: str) -> WheelReport:
+    table: dict[str, Any] = {"check": policy or {}}
+    if rows is not None:
+        table["rows"] = rows + [CPU_ROW]
+        table["trains"] = []
+    config = parse_config(table, "test")
+    return check_wheel(spec.build(tmp_path), config, **selection)
+
+
+def codes(report: WheelReport, keep: str = "") -> set[str]:
+    """Codes of the unwaived findings; info findings only for ``keep``."""
+    return {
+        f.code for f in report.findings
+        if f.waived is None and (f.severity > Severity.INFO or f.code == keep)
+    }  # fmt: skip
+
+
+def rp(spec: cw.Spec, new: bytes) -> cw.Spec:
+    lib = cw.patch(cw.fixture("row_x86_cu13.so"), cw.X86_RPATH, new)
+    return spec.with_member("pkg/lib/libpkg_cuda.so", lib)
+
+
+X86 = cw.linux_x86_cu13()
+ARM = cw.linux_aarch64_cu13()
+WIN = cw.win_amd64_cu13()
+ORIN = cw.linux_aarch64_cu126()
+CPU = cw.cpu()
+ORIN_AS_13 = cw.patch(
+    cw.patch(cw.fixture("row_orin_cu126.so"), b"libcudart.so.12", b"libcudart.so.13"),
+    cw.ORIN_RPATH, cw.X86_RPATH,
+)
+HOSTCUDART_12 = cw.patch(cw.fixture("hostcudart.so"), b"libcudart.so.13", b"libcudart.so.12")
+
+# code -> (good spec, broken spec, policy, rows, selection, exact codes of the broken wheel)
+CASES: dict[str, tuple[cw.Spec, cw.Spec, dict[str, Any], list[dict[str, Any]] | None,
+                       dict[str, str], set[str]]] = {
+    "IN001": (X86, replace(X86, members={"pkg/__init__.py": b""}, requires=()), {}, None, {},
+              {"IN001", "DC004"}),
+    "IN002": (X86, X86.with_member("pkg/lib/libbad.so", cw.fixture("sm80.so")[:200]), {}, None,
+              {}, {"IN002"}),
+    # the row claims sm_75 too; the library was built without it
+    "DC001": (X86, X86, {}, [{**X86_ROW, "sass": ["sm_75", *X86_ROW["sass"]]}], {}, {"DC001"}),
+    # the row drops sm_89; the library still has it
+    "DC002": (X86, X86, {}, [{**X86_ROW, "sass": ["sm_80", "sm_86", "sm_90", "sm_100",
+                                                  "sm_120"]}], {}, {"DC002"}),
+    # the aarch64 library has no PTX; this row wants PTX of its newest arch
+    "DC003": (ARM, ARM, {}, [{**ARM_ROW, "ptx": "newest"}], {}, {"DC003"}),
+    "DC004": (X86, replace(X86.with_member("pkg/lib/libpkg_cuda.so", cw.fixture("hostonly.so")),
+                           requires=()), {}, None, {}, {"DC004"}),
+    # arm64_sm90.so carries sm_90 + compute_90; the row lists no PTX
+    "DC005": (ARM, replace(ARM.with_member("pkg/lib/libpkg_cuda.so", cw.fixture("arm64_sm90.so")),
+                           requires=()), {},
+              [{**ARM_ROW, "sass": ["sm_90"]}], {}, {"DC005"}),
+    "CPU001": (CPU, CPU.with_member("pkg/k.fatbin", cw.fixture("k86.fatbin")), {}, None, {},
+               {"CPU001"}),
+    "CPU002": (CPU, CPU.with_member("pkg/_C.so", cw.fixture("hostcudart.so")), {}, None, {},
+               {"CPU002"}),
+    "CPU003": (CPU, replace(CPU, requires=("cuda-toolkit[cudart]==13.*",)), {}, None, {},
+               {"CPU003"}),
+    "DEP001": (X86, replace(X86, requires=()), {}, None, {}, {"DEP001"}),
+    "DEP002": (X86, replace(X86, requires=("cuda-toolkit[cudart,cublas]==13.*",)), {}, None, {},
+               {"DEP002"}),
+    "DEP003": (X86, replace(X86, requires=(*X86.requires, "nvidia-cuda-runtime-cu12")), {},
+               None, {}, {"DEP003"}),
+    "DEP004": (X86, replace(X86, requires=("cuda-toolkit[cudart]",)), {}, None, {}, {"DEP004"}),
+    # a Linux row that declares nothing: the requirement is wrong, libcudart is not shipped
+    # (the bundled stand-in libcudart sits next to the library, found through $ORIGIN)
+    "DEP005": (replace(rp(X86, b"$ORIGIN").with_member("pkg/lib/libcudart.so.13",
+                                                        cw.fixture("hostonly.so")), requires=()),
+               X86, {}, [{**X86_ROW, "dependencies": "none"}], {}, {"DEP005"}),
+    "RP001": (X86, rp(X86, b"$ORIGIN/../nvidia/cu13/lib"), {}, None, {}, {"RP001"}),
+    "RP002": (X86, rp(X86, b"/usr/local/cuda-13.0/lib64"), {}, None, {}, {"RP001", "RP002"}),
+    "RP003": (X86, rp(X86, b"lib"), {}, None, {}, {"RP001", "RP003"}),
+    "DRV001": (X86, X86.with_member("pkg/lib/libcuda.so.1", cw.fixture("hostonly.so")), {},
+               None, {}, {"DRV001"}),
+    "DRV002": (X86, replace(X86, requires=("cuda-toolkit[cudart,nvml]==13.*",)), {}, None, {},
+               {"DRV002"}),
+    "DRV003": (X86, rp(X86, b"$ORIGIN/stubs"), {}, None, {}, {"DRV003", "RP001"}),
+    # win_sm80_86.dll: sm_80/86 + compute_86, imports cudart64_13 and cublas64_13 (shipped here)
+    "WIN001": (WIN, WIN.with_member("pkg/pkg_cuda.dll", cw.fixture("win_sm80_86.dll"))
+               .with_member("pkg/cublas64_13.dll", cw.fixture("win_hostonly.dll")), {},
+               [{**WIN_ROW, "sass": ["sm_80", "sm_86"], "ptx": ["compute_86"]}],
+               {}, {"WIN001"}),
+    "WIN002": (WIN, WIN.with_member("pkg/pkg_cuda.dll", cw.fixture("win_sm80_86.dll")), {},
+               [{**WIN_ROW, "sass": ["sm_80", "sm_86"], "ptx": ["compute_86"]}],
+               {}, {"WIN001", "WIN002"}),
+    "WIN003": (WIN, replace(WIN, requires=("nvidia-cuda-runtime",)), {}, [WIN_ROW], {},
+               {"WIN003"}),
+    "MOD001": (X86, X86.with_member("pkg/_C.so", cw.fixture("hostcudart.so")),
+               {"no-cuda": ["pkg/_C*"]}, None, {}, {"MOD001", "RP001"}),
+    "MOD002": (X86, X86.with_member("pkg/_C.so", cw.fixture("row_x86_cu13.so")),
+               {"no-cuda": ["pkg/_C*"]}, None, {}, {"MOD001", "MOD002", "RP001"}),
+    "MOD003": (X86, X86, {"no-cuda": ["pkg/_D*"]}, None, {}, {"MOD003"}),
+    "OWN001": (X86, X86.with_member("pkg/lib/libpkg_more.so", cw.fixture("row_x86_cu13.so")),
+               {"owned-symbols": ["cw_cuda_*"]}, None, {}, {"OWN001"}),
+    "OWN002": (X86, X86, {"owned-symbols": ["cw_stream_*"]}, None, {}, {"OWN002"}),
+    "TAG001": (X86, X86.with_member("pkg/_arm.so", cw.fixture("row_arm_hostonly.so")), {}, None,
+               {}, {"TAG001"}),
+    "TAG002": (X86, replace(X86, version="1.0"), {}, None, {"train": "cu130"}, {"TAG002"}),
+    "TAG003": (X86, replace(X86, version="1.0+cu132"), {}, None, {"train": "cu130"}, {"TAG003"}),
+    "TAG004": (X86, X86.with_member("pkg/_old.so", HOSTCUDART_12), {}, None, {}, {"TAG004"}),
+    # the Orin library, relinked for CUDA 13 names: its cubin still says 12.6
+    "TAG005": (ARM, ARM.with_member("pkg/lib/libpkg_cuda.so", ORIN_AS_13), {},
+               [{**ARM_ROW, "sass": ["sm_87"]}], {}, {"TAG005"}),
+    # built by 13.0, published as cu132 (info: same major, loads on the train's driver)
+    "TAG006": (X86, replace(X86, version="1.0+cu132"), {}, None, {}, {"TAG006"}),
+    # PTX ISA 9.0 (nvcc 13.0) in a CUDA 12.6 wheel: a 12.6 driver cannot JIT it
+    # (a raw .ptx file is device code of its own: no sm_87 SASS, PTX the row does not list)
+    "TAG007": (ORIN, ORIN.with_member("pkg/k89.ptx", cw.fixture("k89.ptx")), {}, None, {},
+               {"TAG007", "DC001", "DC005"}),
+}
+
+
+# The good wheels of the policy checks, under a policy that they meet.
+GOOD_POLICY = {"MOD003": {"no-cuda": ["pkg/_C*"]}, "OWN002": {"owned-symbols": ["cw_cuda_*"]}}
+
+
+def test_every_code_has_a_case() -> None:
+    assert set(CASES) == set(CODES)
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_good_wheel_passes(tmp_path: Any, code: str) -> None:
+    good, _bad, policy, rows, sel, _exact = CASES[code]
+    # the good wheel meets the seed rows; only DEP005's needs its row (dependencies = none)
+    report = run(tmp_path, good, GOOD_POLICY.get(code, policy),
+                 rows if code == "DEP005" else None, **sel)
+    assert code not in codes(report, code), report.findings
+    assert report.passed, report.findings
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_broken_wheel_fails_with_its_code(tmp_path: Any, code: str) -> None:
+    _good, bad, policy, rows, sel, exact = CASES[code]
+    report = run(tmp_path, bad, policy, rows, **sel)
+    assert codes(report, code) == exact, [f.line() for f in report.findings]
+    assert report.passed is not any(CODES[c].severity is Severity.ERROR for c in exact)
