@@ -234,8 +234,19 @@ def decompress_prefix(
 
         stream = payload[:compressed_size] if compressed_size else payload
         try:
+            # The frame header records the content size (0: not recorded); a frame that
+            # holds more or less than the entry header declares is a lie, caught cheaply.
+            recorded = zstandard.get_frame_parameters(stream).content_size
+            if recorded and recorded != uncompressed_size:
+                raise FatbinError(
+                    f"zstd payload holds {recorded} bytes, header declares {uncompressed_size}"
+                )
             reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(stream))
             out = reader.read(want)
+            if len(out) == want == uncompressed_size and reader.read(1):
+                raise FatbinError(
+                    f"zstd payload inflates beyond its declared {uncompressed_size} bytes"
+                )
         except zstandard.ZstdError as exc:
             raise FatbinError(f"corrupt zstd payload: {exc}") from exc
         return bytes(out)

@@ -77,6 +77,10 @@ def _run(
                 collector.search_region(region)
         scan.serve()
         scan.finish()
+        # Run the source to its end: a wheel member checks its size and CRC there (and
+        # an mmap'ed file is closed), even when its one chunk was all that was needed.
+        if next(chunks, None) is not None:
+            raise StreamError(f"the data is longer than its declared size of {scan.size} bytes")
         return
     scan.on_signature = collector.on_signature
     scan.scan_now()
@@ -203,6 +207,8 @@ def _read(
         _run(scan, open_chunks, collector, lambda: [whole])
         containers, problems = assign_containers(collector.candidates, [whole])
         _raise_first(path, [p.replace("fatbin container", "container", 1) for p in problems])
+        if not containers:  # shorter than one container header, or its tail is junk
+            raise InputError(path, f"no complete fatbin container in its {size} bytes")
         return [
             Binary(
                 path=path,
