@@ -28,6 +28,7 @@ import glob
 import importlib.metadata
 import json
 import os
+import pickle
 import platform
 import site
 import subprocess
@@ -41,6 +42,8 @@ from cuwheel.inventory import Binary, Compression
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "data", "bin")
+# The script children run (a test harness may substitute a wrapper).
+SELF = os.environ.get("CUWHEEL_PROBE_SELF", os.path.abspath(__file__))
 LOADS = {compat.Verdict.NATIVE, compat.Verdict.COMPATIBLE, compat.Verdict.PTX_JIT}
 
 
@@ -175,29 +178,28 @@ def stub_kernels(data: bytes, container_offset: int, b: Binary, index: int) -> l
     return out
 
 
-def probe_binary(
-    cuda: Cuda,
-    target: compat.Target,
-    b: Binary,
-    label: str,
-    per_library: int,
-    deadline: float,
-    jit_left: list[int],
-    rows: list[list[Any]],
-    lib_id: int,
+def library_label(b: Binary, prefixes: list[tuple[str, str]]) -> str:
+    real = os.path.realpath(b.archive or b.path)
+    for pre, name in prefixes:
+        if real.startswith(pre + os.sep):
+            label = f"{name}/{os.path.relpath(real, pre)}"
+            return label + (f"({b.member})" if b.member else "")
+    return b.path
+
+
+def library_info(
+    target: compat.Target, b: Binary, label: str, lib_id: int, per_library: int
 ) -> dict[str, Any]:
-    os_name = compat.binary_os(b)
     stub = compat.link_stub_index(b)
     lv = compat.evaluate_binary(b, target)
     lv_strict = compat.evaluate_binary(b, target, strict=True)
     n = len(b.containers)
-    idx = sample(n, per_library, {stub} if stub is not None else set())
     info: dict[str, Any] = {
         "id": lib_id,
         "path": label,
         "format": b.format,
         "containers": n,
-        "probed": 0,
+        "sampled": sample(n, per_library, {stub} if stub is not None else set()),
         "stub": stub,
         "verdict": lv.verdict.value if lv else None,
         "verdict_strict": lv_strict.verdict.value if lv_strict else None,
@@ -205,58 +207,94 @@ def probe_binary(
     }
     if b.archive is not None:
         info["skipped"] = "archive member: offsets are inside the member"
-        return info
-    with open(b.path, "rb") as f:
-        whole = f.read() if b.format in ("ptx", "cubin", "fatbin") else None
-        for i in idx:
-            c = b.containers[i]
-            cv = compat.evaluate_container(c, target, os_name, stub=i == stub)
-            predicted = cv.verdict in LOADS
-            row: list[Any] = [
-                lib_id,
-                i,
-                c.offset,
-                c.size,
-                c.section,
-                " ".join(cv.codes),
-                ignored_code(cv),
-                cv.verdict.short if cv.verdict else None,
-                predicted,
-                None,
-                None,
-                None,
-                None,
-                None,
-            ]
-            if time.monotonic() > deadline:
-                row[10] = "skipped: time budget"
-                rows.append(row)
-                continue
-            if cv.verdict is compat.Verdict.PTX_JIT:
-                if jit_left[0] <= 0:
-                    row[10] = "skipped: JIT budget"
-                    rows.append(row)
-                    continue
-                jit_left[0] -= 1
-            if whole is not None:
-                data = whole[c.offset : c.offset + c.size]
-            else:
-                f.seek(c.offset)
-                data = f.read(c.size)
-            image = data + b"\0" if b.format == "ptx" else data
-            t0 = time.monotonic()
-            rc = cuda.load(image)
-            row[9] = rc
-            row[10] = cuda.error_name(rc)
-            row[11] = round((time.monotonic() - t0) * 1000, 2)
-            row[12] = predicted == (rc == 0)
-            if i == stub:
-                row[13] = stub_kernels(data, c.offset, b, i)
-            if not row[12] or label.startswith("fixtures/"):
-                row.append(cv.reason)
-            rows.append(row)
-            info["probed"] += 1
+        info["sampled"] = []
     return info
+
+
+def probe_container(
+    cuda: Cuda,
+    target: compat.Target,
+    b: Binary,
+    info: dict[str, Any],
+    i: int,
+    data: bytes,
+    jit_ok: bool,
+) -> list[Any]:
+    """One row: the prediction for container ``i`` and what cuModuleLoadData did."""
+    c = b.containers[i]
+    stub = info["stub"]
+    cv = compat.evaluate_container(c, target, compat.binary_os(b), stub=i == stub)
+    predicted = cv.verdict in LOADS
+    row: list[Any] = [
+        info["id"],
+        i,
+        c.offset,
+        c.size,
+        c.section,
+        " ".join(cv.codes),
+        ignored_code(cv),
+        cv.verdict.short if cv.verdict else None,
+        predicted,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
+    if cv.verdict is compat.Verdict.PTX_JIT and not jit_ok:
+        row[10] = "skipped: JIT budget"
+        return row
+    image = data + b"\0" if b.format == "ptx" else data
+    t0 = time.monotonic()
+    rc = cuda.load(image)
+    row[9] = rc
+    row[10] = cuda.error_name(rc)
+    row[11] = round((time.monotonic() - t0) * 1000, 2)
+    row[12] = predicted == (rc == 0)
+    if i == stub:
+        row[13] = stub_kernels(data, c.offset, b, i)
+    if not row[12] or info["path"].startswith("fixtures/"):
+        row.append(cv.reason)
+    return row
+
+
+def child(a: argparse.Namespace) -> int:
+    """Probe containers not yet in the journal; a crash loses only the one in flight."""
+    with open(a.state, "rb") as f:
+        inv, target, libraries = pickle.load(f)
+    done: set[tuple[int, int]] = set()
+    jit_used = 0
+    if os.path.exists(a.journal):
+        with open(a.journal) as f:
+            for line in f:
+                rec = json.loads(line)
+                key = rec["row"][:2] if "row" in rec else rec.get("try") or rec["crash"]
+                done.add((key[0], key[1]))
+                if "row" in rec and rec["row"][7] == "JIT" and rec["row"][9] is not None:
+                    jit_used += 1
+    cuda = Cuda()
+    binaries = [b for b in inv.binaries if b.containers]
+    with open(a.journal, "a") as journal:
+        for b, info in zip(binaries, libraries, strict=True):
+            todo = [i for i in info["sampled"] if (info["id"], i) not in done]
+            if not todo:
+                continue
+            with open(b.path, "rb") as f:
+                for i in todo:
+                    if time.time() > a.deadline:
+                        return 0
+                    c = b.containers[i]
+                    f.seek(c.offset)
+                    data = f.read(c.size)
+                    journal.write(json.dumps({"try": [info["id"], i]}) + "\n")
+                    journal.flush()
+                    os.fsync(journal.fileno())
+                    row = probe_container(cuda, target, b, info, i, data, jit_used < a.jit)
+                    if row[7] == "JIT" and row[9] is not None:
+                        jit_used += 1
+                    journal.write(json.dumps({"row": row}) + "\n")
+                    journal.flush()
+    return 0
 
 
 def launches(target: compat.Target, cudart: str | None) -> list[dict[str, Any]]:
@@ -335,15 +373,82 @@ def versions() -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def run_children(
+    a: argparse.Namespace, deadline: float
+) -> tuple[list[list[Any]], dict[tuple[int, int], int]]:
+    """Run child probes until every sampled container has a row; a crashed container
+    gets a row saying so and the next child goes on after it."""
+    crashes = 0
+    while True:
+        cmd = [
+            sys.executable,
+            SELF,
+            "--child",
+            "--out",
+            a.out,
+            "--state",
+            a.state,
+            "--journal",
+            a.journal,
+            "--deadline",
+            str(deadline),
+            "--jit",
+            str(a.jit),
+        ]
+        p = subprocess.run(cmd)
+        last_try = None
+        if not os.path.exists(a.journal):
+            print(f"  child failed ({p.returncode}) before probing anything", flush=True)
+            break
+        with open(a.journal) as f:
+            for line in f:
+                rec = json.loads(line)
+                last_try = rec.get("try")
+        if p.returncode == 0 or last_try is None or crashes >= a.max_crashes:
+            break
+        crashes += 1
+        print(f"  child died ({p.returncode}) on container {last_try}", flush=True)
+        with open(a.journal, "a") as f:
+            f.write(json.dumps({"crash": last_try, "returncode": p.returncode}) + "\n")
+    rows: dict[tuple[int, int], list[Any]] = {}
+    crashed: dict[tuple[int, int], int] = {}
+    if not os.path.exists(a.journal):
+        return [], crashed
+    with open(a.journal) as f:
+        for line in f:
+            rec = json.loads(line)
+            if "row" in rec:
+                rows[(rec["row"][0], rec["row"][1])] = rec["row"]
+            elif "crash" in rec:
+                crashed[(rec["crash"][0], rec["crash"][1])] = rec["returncode"]
+    return [rows[k] for k in sorted(rows)], crashed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--per-library", type=int, default=200)
     ap.add_argument("--budget", type=float, default=330.0, help="seconds for loading")
     ap.add_argument("--jit", type=int, default=400, help="most PTX-JIT loads in all")
+    ap.add_argument("--max-crashes", type=int, default=40)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--state", default="/tmp/cuwheel_probe_state.pkl", help=argparse.SUPPRESS)
+    ap.add_argument("--journal", default="/tmp/cuwheel_probe_journal.jsonl", help=argparse.SUPPRESS)
+    ap.add_argument("--deadline", type=float, default=0.0, help=argparse.SUPPRESS)
+    ap.add_argument("--launches", help=argparse.SUPPRESS)
+    ap.add_argument("--cudart", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
     os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")
+    if a.child:
+        return child(a)
+    if a.launches:
+        with open(a.state, "rb") as f:
+            _, target_, _ = pickle.load(f)
+        with open(a.launches, "w") as f:
+            json.dump(launches(target_, a.cudart or None), f)
+        return 0
+
+    os.makedirs(a.out, exist_ok=True)
     start = time.monotonic()
     cuda = Cuda()
     from cuwheel.localgpu import detect
@@ -351,42 +456,56 @@ def main() -> int:
     machine = detect()
     driver = machine.driver
     target = compat.Target(cuwheel.Arch(cuda.cc[0] * 10 + cuda.cc[1]), cuda.name, driver)
-    print(
-        f"GPU {cuda.name} CC {cuda.cc} driver {driver} cuDriverGetVersion {cuda.version}",
-        flush=True,
-    )
+    print(f"GPU {cuda.name} CC {cuda.cc} {driver} cuDriverGetVersion {cuda.version}", flush=True)
     libs = real_libraries()
     print(f"{len(libs)} candidate libraries", flush=True)
     t0 = time.monotonic()
     inv = cuwheel.inspect([FIXTURES, *libs])
     inspect_s = time.monotonic() - t0
     print(f"inventory in {inspect_s:.1f}s; problems: {len(inv.problems)}", flush=True)
-    rows: list[list[Any]] = []
-    libraries: list[dict[str, Any]] = []
-    deadline = time.monotonic() + a.budget
-    jit_left = [a.jit]
     prefixes = [(os.path.realpath(FIXTURES), "fixtures")] + [(d, "site") for d in site_dirs()]
-    for b in inv.binaries:
-        if not b.containers:
-            continue
-        real = os.path.realpath(b.archive or b.path)
-        label = b.path
-        for pre, name in prefixes:
-            if real.startswith(pre + os.sep):
-                label = f"{name}/{os.path.relpath(real, pre)}"
-                if b.member:
-                    label += f"({b.member})"
-                break
-        info = probe_binary(
-            cuda, target, b, label, a.per_library, deadline, jit_left, rows, len(libraries)
+    binaries = [b for b in inv.binaries if b.containers]
+    libraries = [
+        library_info(target, b, library_label(b, prefixes), n, a.per_library)
+        for n, b in enumerate(binaries)
+    ]
+    with open(a.state, "wb") as f:
+        pickle.dump((inv, target, libraries), f)
+    if os.path.exists(a.journal):
+        os.remove(a.journal)
+    rows, crashed = run_children(a, time.time() + a.budget)
+    for info in libraries:
+        info["probed"] = sum(1 for r in rows if r[0] == info["id"] and r[9] is not None)
+        info["crashed"] = sorted(i for (lib, i) in crashed if lib == info["id"])
+        print(
+            f"  {info['path']}: {info['probed']}/{info['containers']} {info['verdict']}", flush=True
         )
-        libraries.append(info)
-        print(f"  {label}: {info['probed']}/{info['containers']} {info['verdict']}", flush=True)
     loaded = [r for r in rows if r[9] is not None]
     counted = [r for r in loaded if r[6] is None]
     info_rows = [r for r in loaded if r[6] is not None]
     cudart = next((p for p in libs if os.path.basename(p) == "libcudart.so.13"), None)
-    launch_rows = launches(target, cudart)
+    launch_out = os.path.join(a.out, "launches.json")
+    subprocess.run(
+        [
+            sys.executable,
+            SELF,
+            "--out",
+            a.out,
+            "--state",
+            a.state,
+            "--launches",
+            launch_out,
+            "--cudart",
+            cudart or "",
+        ],
+        timeout=120,
+    )
+    try:
+        with open(launch_out) as f:
+            launch_rows = json.load(f)
+        os.remove(launch_out)
+    except (OSError, ValueError) as exc:
+        launch_rows = [{"error": f"launch probe failed: {exc}"}]
     fallback: dict[str, Any]
     try:
         from cuwheel.localgpu import _via_libcuda
@@ -398,10 +517,12 @@ def main() -> int:
         }
     except Exception as exc:  # report, do not fail the probe
         fallback = {"error": str(exc)}
-    summary = {
+    summary: dict[str, Any] = {
         "containers_in_libraries": sum(x["containers"] for x in libraries),
+        "libraries": len(libraries),
         "probed": len(loaded),
-        "skipped": len(rows) - len(loaded),
+        "skipped": sum(len(x["sampled"]) for x in libraries) - len(loaded) - len(crashed),
+        "crashed": len(crashed),
         "counted": len(counted),
         "counted_agree": sum(1 for r in counted if r[12]),
         "counted_disagree": sum(1 for r in counted if not r[12]),
@@ -450,6 +571,7 @@ def main() -> int:
         ],
         "libraries": libraries,
         "rows": rows,
+        "crashes": [[lib, i, rc] for (lib, i), rc in sorted(crashed.items())],
         "launches": launch_rows,
         "problems": [str(p) for p in inv.problems][:50],
     }
