@@ -187,3 +187,9 @@ def test_cli_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["check", nolocal]) == 2
     assert main(["check", nolocal, "--train", "cu130"]) == 0  # TAG002 is a warning
     assert main(["check", nolocal, "--train", "cu130", "--strict"]) == 1
+
+
+def test_docs_list_every_code() -> None:
+    docs = (Path(__file__).parent.parent / "docs" / "checks.md").read_text(encoding="utf-8")
+    for code in CODES:
+        assert f"### {code} " in docs, code
