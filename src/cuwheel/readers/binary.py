@@ -124,16 +124,27 @@ def read_binary(
 
 
 def _read(
-    path: str, size: int, open_chunks: ChunkSource, kind: str, payload: str
+    path: str,
+    size: int,
+    open_chunks: ChunkSource,
+    kind: str,
+    payload: str,
+    skip_code: bool = True,
 ) -> list[Binary]:
     if kind in ("cubin", "ptx"):
         return [_read_raw_device(path, size, open_chunks, kind)]
     scan = Scan(size)
     collector = ContainerCollector(scan, payload=payload)
     if kind == "elf":
-        elf = ElfReader(scan, 0, size)
+        elf = ElfReader(scan, 0, size, skip_code=skip_code)
         _run(scan, open_chunks, collector, lambda: elf.facts.sections)
         facts = elf.finish()
+        if scan.skip and any(
+            r.device_code and a < r.end and r.start < b
+            for r in facts.sections
+            for a, b in scan.skip
+        ):
+            return _read(path, size, open_chunks, kind, payload, skip_code=False)
         containers, problems = assign_containers(collector.candidates, facts.sections)
         _raise_first(path, problems)
         return [

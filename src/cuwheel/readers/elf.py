@@ -62,7 +62,14 @@ class ElfReader:
     """Requests what it needs from ``scan`` for the ELF image at [base, base + size)."""
 
     def __init__(
-        self, scan: Scan, base: int, size: int, *, head: bool = True, lenient: bool = False
+        self,
+        scan: Scan,
+        base: int,
+        size: int,
+        *,
+        head: bool = True,
+        lenient: bool = False,
+        skip_code: bool = False,
     ) -> None:
         self.scan = scan
         self.base = base
@@ -70,6 +77,7 @@ class ElfReader:
         self.facts = ElfFacts()
         self.is_elf = True
         self._lenient = lenient
+        self._skip_code = skip_code
         self._head: bytes = b""
         self._want_head = head and size > 64
         self._loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
@@ -132,15 +140,25 @@ class ElfReader:
     def _phdrs(self, data: bytes) -> None:
         dyn: tuple[int, int] | None = None
         fmt = "<IIQQQQQQ" if self._cls == 2 else "<IIIIIIII"
+        load_flags: list[tuple[int, int, int]] = []
         for rec in struct.iter_unpack(fmt, data):
             if self._cls == 2:
-                p_type, _flags, off, vaddr, _paddr, filesz = rec[:6]
+                p_type, flags, off, vaddr, _paddr, filesz = rec[:6]
             else:
-                p_type, off, vaddr, _paddr, filesz = rec[:5]
+                p_type, off, vaddr, _paddr, filesz, _memsz, flags = rec[:7]
             if p_type == PT_LOAD:
                 self._loads.append((vaddr, off, filesz))
+                load_flags.append((flags, off, filesz))
             elif p_type == PT_DYNAMIC:
                 dyn = (off, filesz)
+        # With ld's -z separate-code layout (a read-only segment besides the executable
+        # one), executable segments hold only code, so the signature scan can skip them.
+        # If a device-code section turns out to lie there after all, the caller reads
+        # the file again without skipping.
+        if self._skip_code and any(f & 7 == 4 for f, _, _ in load_flags):
+            for f, off, filesz in load_flags:
+                if f & 1 and filesz:
+                    self.scan.skip.append((self.base + off, self.base + off + filesz))
         if dyn and dyn[1]:
             self._get(dyn[0], dyn[1], self._dynamic_section)
 

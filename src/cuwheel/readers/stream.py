@@ -23,7 +23,7 @@ __all__ = ["Callback", "Scan", "StreamError"]
 
 Callback = Callable[[bytes], None]
 # A chunk of the file: bytes, or a whole mmap'ed file (sliced into bytes on demand).
-Chunk = Union[bytes, mmap.mmap]  # noqa: UP007 - a runtime alias; `|` needs 3.10 objects
+Chunk = Union[bytes, bytearray, mmap.mmap]  # noqa: UP007 - a runtime alias; `|` needs 3.10 objects
 
 # Container magic + version 1 + header size 16 (binary-formats.md section 2).
 _SIGNATURE = b"\x50\xed\x55\xba\x01\x00\x10\x00"
@@ -79,12 +79,18 @@ class Scan:
     # -- streaming --------------------------------------------------------------
     def feed(self, chunk: Chunk) -> None:
         """Append the next chunk of the file and serve what became available."""
-        if len(self._buf):
+        if isinstance(self._buf, bytearray):
+            # One buffer, reused: dropping the consumed head and appending the chunk
+            # avoids a fresh multi-megabyte allocation (and its page faults) per chunk.
             keep = self._keep_from()
-            self._buf = self._buf[keep - self._buf_start :] + chunk[:]
+            del self._buf[: keep - self._buf_start]
+            self._buf += chunk
             self._buf_start = keep
+        elif isinstance(chunk, mmap.mmap) or self.pos + len(chunk) == self.size:
+            self._buf = chunk  # the whole file at once: nothing will be appended
+            self._buf_start = self.pos
         else:
-            self._buf = chunk
+            self._buf = bytearray(chunk)
             self._buf_start = self.pos
         self.pos += len(chunk)
         if self.pos > self.size:
@@ -105,7 +111,7 @@ class Scan:
     def peek(self, start: int, length: int) -> bytes:
         """Bytes of a resident file, read at once."""
         assert self.resident
-        return self._buf[start : start + length]
+        return bytes(self._buf[start : start + length])
 
     def scan_now(self) -> None:
         """Run the signature scan over what is buffered (after enabling on_signature)."""
@@ -186,4 +192,4 @@ class Scan:
                 self.missed.append((start, length, cb))
                 continue
             i = start - self._buf_start
-            cb(self._buf[i : i + length])
+            cb(bytes(self._buf[i : i + length]))
