@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from cuwheel import catalog
@@ -391,11 +391,13 @@ def _ignored_reason(container: FatbinContainer) -> str | None:
         e.kind is CodeKind.SASS and e.relocatable for e in container.entries
     ):
         return (
-            "relocatable device code (-rdc): linked by nvcc at build time, the runtime "
-            "loads the linked image instead"
+            "relocatable device code (-rdc): input to a device link, not a loadable module "
+            "(the driver answers CUDA_ERROR_NOT_FOUND for its unresolved symbols)"
         )
-    if all(e.kind is CodeKind.LTOIR for e in container.entries):
-        return "LTO-IR only: linked at build time (or by nvJitLink), never loaded by the driver"
+    if any(e.kind is CodeKind.LTOIR for e in container.entries):
+        # LTO-IR exists only for link-time code (-dc / -dlto): such a container is a device
+        # library for nvcc -dlink or nvJitLink, not a module (cuSPARSE's .rodata fatbins).
+        return "holds LTO-IR: input to a device link (nvcc -dlink, nvJitLink), not a module"
     return None
 
 
@@ -572,6 +574,7 @@ def evaluate_binary(
     cvs = tuple(
         evaluate_container(c, target, os, stub=i == stub) for i, c in enumerate(binary.containers)
     )
+    cvs = _with_jit_link(binary, cvs)
     counted = [c for c in cvs if c.counted]
     rt = runtime_check(binary, target.driver)
     if not counted and rt is None:
@@ -604,6 +607,46 @@ def evaluate_binary(
         f"that picks kernels by architecture never loads here, or kernels missing for this one"
     )
     return LibraryVerdict(binary.path, Verdict.PARTIAL, reason, cvs, rt, True)
+
+
+def _with_jit_link(
+    binary: Binary, cvs: tuple[ContainerVerdict, ...]
+) -> tuple[ContainerVerdict, ...]:
+    """-rdc binaries: when the linked image has nothing for the GPU, the CUDA runtime
+    device-links the relocatable containers (``__nv_relfatbin``) itself at first load,
+    JIT-compiling their PTX (seen on the H200: librdc.so, linked for sm_80 only, runs).
+    That works when every relocatable container has code the rules load."""
+    rel = [
+        cv
+        for c, cv in zip(binary.containers, cvs, strict=True)
+        if c.relocatable and cv.verdict is not None
+    ]
+    if not rel or not all(cv.verdict in _LOADS for cv in rel):
+        return cvs
+    worst = _worst(cv.verdict for cv in rel if cv.verdict is not None)
+    assert worst is not None
+    via = (
+        max(worst, Verdict.PTX_JIT, key=lambda v: v.rank)
+        if any(cv.verdict is Verdict.PTX_JIT for cv in rel)
+        else worst
+    )
+    out = []
+    for c, cv in zip(binary.containers, cvs, strict=True):
+        if cv.counted and cv.verdict is Verdict.NO_CODE and not c.relocatable:
+            cv = replace(
+                cv,
+                verdict=via,
+                reason=(
+                    f"{cv.reason}; but the CUDA runtime device-links the {len(rel)} relocatable "
+                    f"(-rdc) container(s) of this binary at first load"
+                    + (" (JIT-compiling their PTX)" if via is Verdict.PTX_JIT else "")
+                ),
+            )
+        out.append(cv)
+    return tuple(out)
+
+
+_LOADS = frozenset({Verdict.NATIVE, Verdict.COMPATIBLE, Verdict.PTX_JIT})
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,640 @@
+"""compat: CUDA's loading rules over hand-built inventories, and the compat CLI on fixtures.
+
+Every expected verdict comes from the fact sheet (cuda-facts.md section 3 rules, 2b
+drivers; [D] rows were measured on an H200 with cuModuleLoadData), from fixtures.toml (what
+each fixture was built with) or from the H200 probe (tests/probe/h200_results.json) - never
+from running the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import cuwheel.cli
+from cuwheel import compat
+from cuwheel.arch import Arch
+from cuwheel.compat import Driver, Target, Verdict
+from cuwheel.compat_report import matrix_svg
+from cuwheel.inventory import (
+    Binary,
+    CodeKind,
+    Compression,
+    FatbinContainer,
+    FatbinEntry,
+    Inventory,
+    Source,
+    Toolkit,
+)
+
+BIN = Path(__file__).parent / "data" / "bin"
+
+V = Verdict
+
+
+# ---------------------------------------------------------------- hand-built inventories
+
+
+def entry(
+    name: str, isa: tuple[int, int] = (9, 0), *, rel: bool | None = False, size: int = 20000
+) -> FatbinEntry:
+    """``sm_90a`` -> a cubin, ``compute_90`` -> PTX of ISA ``isa``, ``lto_80`` -> LTO-IR."""
+    prefix = name.split("_", 1)[0]
+    kind = {"sm": CodeKind.SASS, "compute": CodeKind.PTX, "lto": CodeKind.LTOIR}[prefix]
+    return FatbinEntry(
+        offset=0,
+        kind=kind,
+        arch=Arch.parse(name),
+        code_version=(1, 8) if kind is CodeKind.SASS else isa,
+        flags=0x11,
+        header_size=64,
+        stored_size=size,
+        compression=Compression.NONE,
+        compressed_size=0,
+        uncompressed_size=size,
+        host="linux",
+        debug=False,
+        relocatable=rel if kind is CodeKind.SASS else None,
+    )
+
+
+def container(
+    *codes: str | FatbinEntry,
+    section: str | None = ".nv_fatbin",
+    relocatable: bool = False,
+    toolkit: Toolkit | None = None,
+) -> FatbinContainer:
+    entries = tuple(c if isinstance(c, FatbinEntry) else entry(c) for c in codes)
+    return FatbinContainer(
+        offset=0x2000,
+        size=16 + sum(e.stored_size for e in entries),
+        section=section,
+        named_section=section in (".nv_fatbin", "__nv_relfatbin", ".nv_fatb", "__nv_rel"),
+        relocatable=relocatable,
+        entries=entries,
+        toolkit=toolkit,
+    )
+
+
+def binary(
+    *containers: FatbinContainer,
+    needed: tuple[str, ...] = (),
+    fmt: str = "elf",
+    file_type: str = "shared",
+    path: str = "lib.so",
+    soname: str | None = None,
+) -> Binary:
+    return Binary(
+        path=path,
+        format=fmt,
+        size=1 << 20,
+        file_type=file_type,
+        needed=needed,
+        soname=soname,
+        containers=containers,
+    )
+
+
+def cc(text: str, driver: str | None = None) -> Target:
+    return compat.target_for_cc(text, compat.parse_driver(driver) if driver else None)
+
+
+def gpu(name: str, driver: str | None = None) -> Target:
+    (t,) = compat.targets_for_gpu(name, compat.parse_driver(driver) if driver else None)
+    return t
+
+
+def verdict(c: FatbinContainer, t: Target, os: str = "linux") -> Verdict | None:
+    return compat.evaluate_container(c, t, os).verdict
+
+
+# ---------------------------------------------------------------- SASS rules
+
+# (code, device CC, expected) - cuda-facts.md section 3, "cubin sm_XY / sm_XYa / sm_XYf".
+SASS_CASES = [
+    # [D] on the H200: sm_75/80/86/89/100/120 cubins -> NO_BINARY_FOR_GPU, sm_90 loads
+    ("sm_75", "9.0", V.NO_CODE),
+    ("sm_80", "9.0", V.NO_CODE),
+    ("sm_86", "9.0", V.NO_CODE),
+    ("sm_89", "9.0", V.NO_CODE),
+    ("sm_100", "9.0", V.NO_CODE),
+    ("sm_120", "9.0", V.NO_CODE),
+    ("sm_90", "9.0", V.NATIVE),
+    ("sm_90a", "9.0", V.NATIVE),  # [D] sm_90a cubin loads on the H200
+    # same major, higher minor
+    ("sm_80", "8.0", V.NATIVE),
+    ("sm_80", "8.6", V.COMPATIBLE),
+    ("sm_80", "8.9", V.COMPATIBLE),
+    ("sm_86", "8.9", V.COMPATIBLE),
+    ("sm_86", "8.0", V.NO_CODE),
+    ("sm_75", "8.0", V.NO_CODE),
+    # Orin (8.7) and sm_88: plain major-8 rules
+    ("sm_80", "8.7", V.COMPATIBLE),
+    ("sm_86", "8.7", V.COMPATIBLE),
+    ("sm_87", "8.6", V.NO_CODE),
+    ("sm_80", "8.8", V.COMPATIBLE),
+    # a = exactly that CC
+    ("sm_90a", "10.0", V.NO_CODE),
+    ("sm_100a", "10.3", V.NO_CODE),
+    ("sm_100a", "10.0", V.NATIVE),
+    # f cubins are plain cubins
+    ("sm_100f", "10.3", V.COMPATIBLE),
+    ("sm_100f", "10.0", V.NATIVE),
+    ("sm_100f", "9.0", V.NO_CODE),
+    ("sm_100f", "12.0", V.NO_CODE),
+    # sm_120 vs 12.1 (DGX Spark)
+    ("sm_120", "12.1", V.COMPATIBLE),
+    ("sm_120f", "12.1", V.COMPATIBLE),
+    ("sm_120a", "12.1", V.NO_CODE),
+    ("sm_121", "12.0", V.NO_CODE),
+    # Rubin 10.7: same-major rule, sm_100a is not eligible
+    ("sm_100", "10.7", V.COMPATIBLE),
+    ("sm_100f", "10.7", V.COMPATIBLE),
+    ("sm_100a", "10.7", V.NO_CODE),
+    # data-center Blackwell (10.x) and consumer Blackwell (12.x) share no SASS
+    ("sm_100", "12.0", V.NO_CODE),
+    ("sm_120", "10.0", V.NO_CODE),
+]
+
+
+@pytest.mark.parametrize(("code", "device", "expected"), SASS_CASES)
+def test_sass_rules(code: str, device: str, expected: Verdict) -> None:
+    assert verdict(container(code), cc(device)) is expected
+
+
+# ---------------------------------------------------------------- PTX rules
+
+PTX_CASES = [
+    # [D] compute_80/89/90 PTX JIT on 9.0; compute_100/120 -> INVALID_PTX
+    ("compute_80", "9.0", V.PTX_JIT),
+    ("compute_89", "9.0", V.PTX_JIT),
+    ("compute_90", "9.0", V.PTX_JIT),
+    ("compute_100", "9.0", V.NO_CODE),
+    ("compute_120", "9.0", V.NO_CODE),
+    # plain PTX crosses majors
+    ("compute_75", "12.0", V.PTX_JIT),
+    ("compute_90", "12.1", V.PTX_JIT),
+    ("compute_120", "12.1", V.PTX_JIT),
+    # [D] compute_90a-only fatbin JIT-loads on the H200; a PTX = that CC only
+    ("compute_90a", "9.0", V.PTX_JIT),
+    ("compute_90a", "10.0", V.NO_CODE),
+    ("compute_100a", "10.3", V.NO_CODE),
+    # families (ptxas 12.9 / 13.5 table): 100f -> 100, 103, 107; 103f -> 103, 107
+    ("compute_100f", "9.0", V.NO_CODE),  # [D] fails on the H200
+    ("compute_100f", "10.0", V.PTX_JIT),
+    ("compute_100f", "10.3", V.PTX_JIT),
+    ("compute_100f", "10.7", V.PTX_JIT),
+    ("compute_100f", "11.0", V.NO_CODE),  # Thor is not in the 100 family
+    ("compute_100f", "12.0", V.NO_CODE),
+    ("compute_103f", "10.0", V.NO_CODE),
+    ("compute_103f", "10.7", V.PTX_JIT),
+    ("compute_120f", "12.1", V.PTX_JIT),
+    ("compute_121f", "12.0", V.NO_CODE),
+    ("compute_110f", "11.0", V.PTX_JIT),
+]
+
+
+@pytest.mark.parametrize(("code", "device", "expected"), PTX_CASES)
+def test_ptx_rules(code: str, device: str, expected: Verdict) -> None:
+    assert verdict(container(code), cc(device, "13.0")) is expected
+
+
+def test_family_members_follow_the_catalog() -> None:
+    assert [a.cc for a in compat.family_members(Arch.parse("sm_100f"))] == ["10.0", "10.3", "10.7"]
+    assert [a.cc for a in compat.family_members(Arch.parse("sm_120f"))] == ["12.0", "12.1"]
+
+
+def test_sass_is_preferred_over_ptx_and_best_cubin_chosen() -> None:
+    c = container("sm_80", "sm_86", "compute_86")
+    cv = compat.evaluate_container(c, cc("8.9"))
+    assert (cv.verdict, cv.chosen) == (V.COMPATIBLE, "sm_86")
+    cv = compat.evaluate_container(container("sm_80", "sm_90", "compute_90"), cc("9.0"))
+    assert (cv.verdict, cv.chosen) == (V.NATIVE, "sm_90")
+    cv = compat.evaluate_container(container("sm_80", "compute_80"), cc("9.0"))
+    assert (cv.verdict, cv.chosen) == (V.PTX_JIT, "compute_80")
+    assert "first load" in cv.reason
+
+
+# ---------------------------------------------------------------- driver gates
+
+
+@pytest.mark.parametrize(
+    ("isa", "driver", "expected"),
+    [
+        ((9, 0), "13.0", V.PTX_JIT),  # [D] .version 9.0 JITs on driver 13.0
+        ((9, 1), "13.0", V.DRIVER),  # [D] 9.1 ... 9.5 fail: UNSUPPORTED_PTX_VERSION
+        ((9, 5), "13.0", V.DRIVER),
+        ((9, 1), "580.65.06", V.DRIVER),
+        ((9, 1), "580.159.04", V.DRIVER),  # the H200's driver (CUDA 13.0)
+        ((9, 1), "590.44.01", V.PTX_JIT),  # CUDA 13.1's minimum driver
+        ((9, 1), "13.1", V.PTX_JIT),
+        ((8, 8), "575.51.03", V.PTX_JIT),  # CUDA 12.9 / PTX 8.8
+        ((8, 8), "570.26", V.DRIVER),
+        ((9, 9), "13.5", V.DRIVER),  # newer than any release known
+        ((9, 5), None, V.PTX_JIT),  # no driver given: gate assumed met
+    ],
+)
+def test_ptx_isa_gate(isa: tuple[int, int], driver: str | None, expected: Verdict) -> None:
+    c = container(entry("compute_90", isa))
+    cv = compat.evaluate_container(c, cc("9.0", driver))
+    assert cv.verdict is expected
+    if expected is V.DRIVER:
+        assert f"PTX ISA {isa[0]}.{isa[1]}" in cv.reason
+
+
+def test_sass_from_a_newer_toolkit_loads_on_an_older_driver() -> None:
+    # [D] sm_90 cubins made by ptxas 13.5 load on driver 13.0 (580.159.04)
+    c = container("sm_90", toolkit=Toolkit(13, 5, "tkinfo", "13.5.37"))
+    assert verdict(c, cc("9.0", "580.159.04")) is V.NATIVE
+
+
+@pytest.mark.parametrize(
+    ("text", "version", "cuda"),
+    [("580.65.06", "580.65.06", None), ("13.0", None, (13, 0)), ("12.9", None, (12, 9))],
+)
+def test_parse_driver(text: str, version: str | None, cuda: tuple[int, int] | None) -> None:
+    assert compat.parse_driver(text) == Driver(version, cuda)
+
+
+@pytest.mark.parametrize("text", ["", "abc", "13", "13.0.1", "580", "13.x"])
+def test_parse_driver_rejects(text: str) -> None:
+    with pytest.raises(compat.CompatError):
+        compat.parse_driver(text)
+
+
+@pytest.mark.parametrize(
+    ("version", "os", "cuda"),
+    [
+        ("580.159.04", "linux", (13, 0)),  # [D] nvidia-smi: CUDA Version 13.0
+        ("580.65.06", "linux", (13, 0)),
+        ("575.57.08", "linux", (12, 9)),
+        ("590.44.01", "linux", (13, 1)),
+        ("525.60.13", "linux", (12, 0)),
+        ("450.51.05", "linux", (11, 0)),
+        ("576.02", "windows", (12, 9)),
+        ("580.97", "windows", (13, 0)),  # 13.x Windows minimum not tabulated: R580 branch
+        ("440.33", "linux", None),
+    ],
+)
+def test_driver_cuda_version(version: str, os: str, cuda: tuple[int, int] | None) -> None:
+    assert compat.driver_cuda_version(Driver(version), os) == cuda
+
+
+# ---------------------------------------------------------------- runtime linkage
+
+
+@pytest.mark.parametrize(
+    ("needed", "driver", "fmt", "ok"),
+    [
+        (("libcudart.so.13",), "580.65.06", "elf", True),
+        (("libcudart.so.13",), "575.51.03", "elf", False),
+        (("libcudart.so.13",), "12.9", "elf", False),
+        (("libcudart.so.13",), "13.0", "elf", True),
+        (("libcudart.so.12",), "580.159.04", "elf", True),  # [D] .12 runs on R580
+        (("libcudart.so.12",), "525.60.13", "elf", True),
+        (("libcudart.so.12",), "520.61.05", "elf", False),
+        (("libcudart.so.11.0",), "450.80.02", "elf", True),
+        (("libcudart.so.11.0",), "450.51.05", "elf", False),  # 11.0 GA driver < floor
+        (("libcudart.so.11.0",), "580.159.04", "elf", True),  # [D]
+        (("cudart64_13.dll",), "13.0", "pe", True),
+        (("cudart64_13.dll",), "12.9", "pe", False),
+        (("cudart64_12.dll",), "527.41", "pe", True),
+        (("cudart64_12.dll",), "526.98", "pe", False),
+    ],
+)
+def test_runtime_floor(needed: tuple[str, ...], driver: str, fmt: str, ok: bool) -> None:
+    b = binary(container("sm_90"), needed=needed, fmt=fmt)
+    lv = compat.evaluate_binary(b, cc("9.0", driver))
+    assert lv is not None and lv.runtime is not None
+    assert lv.runtime.ok is ok
+    assert (lv.verdict is V.DRIVER) is not ok
+
+
+def test_runtime_major_from_libraries_of_one_major_only() -> None:
+    # libcurand.so.10 ships with CUDA 11, 12 and 13: it says nothing about the major
+    assert compat.runtime_majors(binary(needed=("libcurand.so.10",))) == ()
+    assert compat.runtime_majors(binary(soname="libcublasLt.so.13")) == ((13, "libcublasLt.so.13"),)
+    assert compat.runtime_majors(binary(needed=("libc.so.6", "libcudart.so.12"))) == (
+        (12, "libcudart.so.12"),
+    )
+
+
+def test_host_only_library_with_a_runtime() -> None:
+    b = binary(needed=("libcudart.so.13",))
+    lv = compat.evaluate_binary(b, cc("9.0", "580.65.06"))
+    assert lv is not None and lv.verdict is V.HOST and not lv.has_device_code
+    lv = compat.evaluate_binary(b, cc("9.0", "12.8"))
+    assert lv is not None and lv.verdict is V.DRIVER
+    assert compat.evaluate_binary(binary(needed=("libc.so.6",)), cc("9.0")) is None
+
+
+# ---------------------------------------------------------------- Thor rename
+
+
+def test_thor_rename_follows_the_driver() -> None:
+    thor = gpu("Jetson AGX Thor")
+    assert thor.arch.cc == "11.0"
+    new = container("sm_110")
+    old = container("sm_101")
+    assert verdict(new, thor.with_driver(Driver(cuda=(13, 0)))) is V.NATIVE
+    cv = compat.evaluate_container(old, thor.with_driver(Driver(cuda=(13, 0))))
+    assert cv.verdict is V.NO_CODE and "not verified" in cv.reason
+    # a CUDA 12.x driver reports Thor as CC 10.1 (sm_101)
+    assert verdict(old, thor.with_driver(Driver(cuda=(12, 9)))) is V.NATIVE
+    assert verdict(new, thor.with_driver(Driver(cuda=(12, 9)))) is V.NO_CODE
+    # sm_101f is not in the 100 family: compute_100f PTX does not reach Thor
+    assert verdict(container("compute_100f"), thor.with_driver(Driver(cuda=(12, 9)))) is (V.NO_CODE)
+    # "--cc 10.1" names the same GPU
+    assert cc("10.1").arch.cc == "11.0"
+
+
+# ---------------------------------------------------------------- roll-ups
+
+
+def small(name: str) -> FatbinEntry:
+    return entry(name, size=1456)  # nvcc's device-link stub: 1456-byte cubin (fixtures)
+
+
+def test_device_link_stub_is_ignored() -> None:
+    # nvcc -arch=sm_80 library: stub (sm_80) + TU (sm_80 + compute_80); on 9.0 it JITs
+    b = binary(container(small("sm_80")), container("sm_80", "compute_80"))
+    assert compat.link_stub_index(b) == 0
+    lv = compat.evaluate_binary(b, cc("9.0"))
+    assert lv is not None and lv.verdict is V.PTX_JIT
+    assert lv.containers[0].ignored and not lv.containers[0].counted
+
+
+@pytest.mark.parametrize(
+    "b",
+    [
+        binary(container(small("sm_80"))),  # alone: it is the code
+        binary(container("sm_80"), container("sm_90")),  # first cubin is big
+        binary(container(small("sm_80")), container("sm_90"), file_type="object"),
+        binary(
+            container(small("sm_80")),
+            container("sm_80", section="__nv_relfatbin", relocatable=True),
+        ),
+        binary(container(small("sm_80"), "compute_80"), container("sm_90")),
+    ],
+)
+def test_no_stub(b: Binary) -> None:
+    assert compat.link_stub_index(b) is None
+
+
+def test_partial_library_and_strict() -> None:
+    # two_tu.so's shape: TU1 sm_80/sm_86, TU2 sm_90 + compute_90 + sm_120 (fixtures.toml)
+    b = binary(
+        container(small("sm_75")),
+        container("sm_80", "sm_86"),
+        container("sm_90", "compute_90", "sm_120"),
+    )
+    lv = compat.evaluate_binary(b, cc("9.0"))
+    assert lv is not None and lv.verdict is V.PARTIAL and lv.verdict.runs
+    strict = compat.evaluate_binary(b, cc("9.0"), strict=True)
+    assert strict is not None and strict.verdict is V.NO_CODE
+    lv86 = compat.evaluate_binary(b, cc("8.6"))
+    assert lv86 is not None and lv86.verdict is V.PARTIAL  # TU2 has nothing for 8.6
+    lv12 = compat.evaluate_binary(b, cc("12.0"))
+    assert lv12 is not None and lv12.verdict is V.PARTIAL
+    lv75 = compat.evaluate_binary(b, cc("7.5"))
+    assert lv75 is not None and lv75.verdict is V.NO_CODE  # stub ignored, nothing else
+
+
+def test_ignored_containers() -> None:
+    empty = container()
+    rel = container("sm_80", "compute_80", section="__nv_relfatbin", relocatable=True)
+    lto = container("lto_80", section="__nv_relfatbin", relocatable=True)
+    lto_rodata = container("lto_70", "compute_70", "sm_70", "sm_90", section=".rodata")
+    et_rel = container(entry("sm_90", rel=True), "compute_90", section=None)
+    t = cc("9.0")
+    for c in (empty, rel, lto, lto_rodata, et_rel):
+        cv = compat.evaluate_container(c, t)
+        assert cv.ignored and not cv.counted
+    # a binary of nothing but ignored containers and no runtime: nothing to say
+    assert compat.evaluate_binary(binary(rel, lto, file_type="object"), t) is None
+
+
+def test_rdc_binary_is_device_linked_at_first_load() -> None:
+    # librdc.so's shape: linked sm_80 image + two relocatable sm_80/compute_80 containers.
+    # [probe] cw_rdc_launch runs on the H200 although the linked image is sm_80 only.
+    rel = container("sm_80", "compute_80", section="__nv_relfatbin", relocatable=True)
+    b = binary(container("sm_80"), rel, rel)
+    lv = compat.evaluate_binary(b, cc("9.0", "13.0"))
+    assert lv is not None and lv.verdict is V.PTX_JIT and "device-links" in lv.reason
+    # without PTX in the relocatable code nothing can be linked for 9.0
+    rel_sass = container("sm_80", section="__nv_relfatbin", relocatable=True)
+    lv = compat.evaluate_binary(binary(container("sm_80"), rel_sass), cc("9.0"))
+    assert lv is not None and lv.verdict is V.NO_CODE
+
+
+def test_wheel_takes_its_worst_library() -> None:
+    good = binary(container("sm_90"), path="w.whl!a.so")
+    bad = binary(container("sm_80"), path="w.whl!b.so")
+    inv = Inventory((Source("wheel", "w.whl", binaries=(good, bad)),))
+    report = compat.evaluate(inv, cc("9.0"))
+    assert report.verdict is V.NO_CODE and not report.runs
+    assert [lv.verdict for lv in report.sources[0].libraries] == [V.NATIVE, V.NO_CODE]
+    only_good = Inventory((Source("wheel", "w.whl", binaries=(good,)),))
+    assert compat.evaluate(only_good, cc("9.0")).verdict is V.NATIVE
+
+
+def test_verdict_order() -> None:
+    order = [V.HOST, V.NATIVE, V.COMPATIBLE, V.PTX_JIT, V.PARTIAL, V.DRIVER, V.NO_CODE]
+    assert sorted(order, key=lambda v: v.rank) == order
+    assert [v.runs for v in order] == [True] * 5 + [False] * 2
+
+
+def test_driver_that_predates_the_gpu_is_noted() -> None:
+    inv = Inventory((Source("file", "x", binaries=(binary(container("sm_100")),)),))
+    report = compat.evaluate(inv, gpu("Rubin", "13.0"))  # sm_107 first built by CUDA 13.4
+    assert any("13.4" in n for n in report.notes)
+
+
+# ---------------------------------------------------------------- targets
+
+
+@pytest.mark.parametrize(
+    ("name", "ccs"),
+    [
+        ("RTX 4090", ["8.9"]),
+        ("H100", ["9.0"]),
+        ("GB200", ["10.0"]),
+        ("Jetson Orin", ["8.7"]),
+        ("DGX Spark", ["12.1"]),
+        ("A10G", ["8.6"]),
+        ("RTX PRO 6000", ["12.0"]),
+    ],
+)
+def test_targets_for_gpu(name: str, ccs: list[str]) -> None:
+    assert [t.arch.cc for t in compat.targets_for_gpu(name)] == ccs
+
+
+def test_family_name_gives_every_cc() -> None:
+    ccs = {t.arch.cc for t in compat.targets_for_gpu("Blackwell")}
+    assert {"10.0", "12.0", "12.1"} <= ccs
+
+
+@pytest.mark.parametrize("bad", ["", "Voodoo 5", "sm_90a"])
+def test_bad_targets(bad: str) -> None:
+    with pytest.raises(compat.CompatError):
+        if bad.startswith("sm_"):
+            compat.target_for_cc(bad)
+        else:
+            compat.targets_for_gpu(bad)
+
+
+# ---------------------------------------------------------------- matrix and SVG
+
+
+def test_matrix_and_svg() -> None:
+    a = binary(container("sm_80", "compute_80"), path="w.whl!pkg/a.so")
+    host = binary(needed=("libcudart.so.13",), path="w.whl!pkg/host.so")
+    inv = Inventory((Source("wheel", "w.whl", binaries=(a, host)),))
+    m = compat.matrix(inv, [cc("7.5"), cc("8.6"), cc("9.0")])
+    assert m.columns == ("w.whl!pkg/a.so",)  # libraries with device code only
+    assert [row[0] for row in m.cells] == [V.NO_CODE, V.COMPATIBLE, V.PTX_JIT]
+    assert [m.row_runs(i) for i in range(3)] == [False, True, True]
+    svg = matrix_svg(m, "demo <&>")
+    root = ET.fromstring(svg)
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "a.so" in texts and "demo <&>" in texts and "JIT" in texts
+
+
+# ---------------------------------------------------------------- CLI on fixtures
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(cuwheel.cli, "SUBCOMMANDS", ["_compat"])
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = cuwheel.cli.main(["compat", *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def fx(name: str) -> str:
+    return str(BIN / name)
+
+
+# fixtures.toml: what each was built with -> what the rules say on these GPUs
+CLI_CASES = [
+    ("sm80.so", ["--cc", "9.0", "--driver", "580.65.06"], 0, "PTX JIT"),
+    ("sm80.so", ["--gpu", "A100"], 0, "native SASS"),
+    ("sm80.so", ["--gpu", "RTX 4090"], 0, "compatible SASS"),
+    ("sm80only.so", ["--gpu", "H100"], 1, "no code"),
+    ("sm90a.so", ["--gpu", "H200"], 0, "native SASS"),
+    ("sm90a.so", ["--gpu", "H200", "--gpu", "B200"], 1, "no code"),
+    ("sm100f.so", ["--gpu", "B300"], 0, "compatible SASS"),
+    ("ptx120.so", ["--gpu", "DGX Spark", "--driver", "13.0"], 0, "PTX JIT"),
+    ("ptx120.so", ["--cc", "9.0"], 1, "no code"),
+    ("allmajor.so", ["--gpu", "DGX Spark"], 0, "compatible SASS"),
+    ("allmajor.so", ["--gpu", "Jetson AGX Thor"], 0, "native SASS"),
+    ("k89.ptx", ["--cc", "9.0", "--driver", "13.0"], 0, "PTX JIT"),
+    ("k89.ptx", ["--cc", "9.0", "--driver", "12.9"], 1, "driver too old"),  # ISA 9.0
+    ("k90.cubin", ["--cc", "sm_90"], 0, "native SASS"),
+    ("two_tu.so", ["--cc", "9.0"], 0, "partial"),
+    ("librdc.so", ["--cc", "9.0"], 0, "PTX JIT"),
+    ("hostcudart.so", ["--cc", "9.0", "--driver", "575.51.03"], 1, "driver too old"),
+    ("win_sm80_86.dll", ["--gpu", "RTX 4090"], 0, "compatible SASS"),
+]
+
+
+@pytest.mark.parametrize(("name", "flags", "code", "text"), CLI_CASES)
+def test_cli_verdicts(run_cli, name: str, flags: list[str], code: int, text: str) -> None:  # type: ignore[no-untyped-def]
+    rc, out, err = run_cli(fx(name), *flags)
+    assert rc == code, out + err
+    assert text in out
+
+
+def test_cli_strict(run_cli) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli(fx("two_tu.so"), "--cc", "9.0", "--strict")[0] == 1
+
+
+def test_cli_json(run_cli) -> None:  # type: ignore[no-untyped-def]
+    rc, out, _ = run_cli(fx("sm80.so"), fx("sm90a.so"), "--cc", "9.0", "--json", "-v")
+    assert rc == 0
+    data = json.loads(out)
+    assert data["schema"] == "cuwheel-compat/1" and data["runs"] is True
+    (t,) = data["targets"]
+    libs = {Path(lib["path"]).name: lib for s in t["sources"] for lib in s["libraries"]}
+    assert libs["sm80.so"]["verdict"] == "PTX JIT"
+    assert libs["sm90a.so"]["verdict"] == "native SASS"
+    assert [c["ignored"] is not None for c in libs["sm80.so"]["containers"]] == [True, False]
+
+
+def test_cli_matrix(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    svg = tmp_path / "m.svg"
+    rc, out, _ = run_cli(fx("sm90a.so"), fx("allmajor.so"), "--matrix", "--json", "--svg", str(svg))
+    assert rc == 1  # sm90a.so runs on 9.0 only
+    data = json.loads(out)
+    names = [Path(c).name for c in data["columns"]]
+    assert names == ["sm90a.so", "allmajor.so"]  # in the order asked
+    rows = {r["target"]["cc"]: r["cells"] for r in data["rows"]}
+    assert rows["9.0"] == ["native SASS", "native SASS"]
+    assert rows["8.9"] == ["no code", "compatible SASS"]
+    assert rows["12.1"] == ["no code", "compatible SASS"]
+    assert rows["7.0"] == ["no code", "no code"]  # all-major starts at sm_75
+    ET.parse(svg)
+    rc, out, _ = run_cli(fx("allmajor.so"), "--matrix", "--cc", "8.9", "--cc", "12.1")
+    assert rc == 0 and "legend" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [fx("sm80.so")],  # no GPU named
+        ["--cc", "9.0"],  # nothing to inspect
+        [fx("sm80.so"), "--cc", "9.0", "--driver", "thirteen"],
+        [fx("sm80.so"), "--gpu", "Voodoo 5"],
+        [fx("sm80.so"), "--cc", "sm_90a"],
+        [fx("sm80.so"), "--cc", "9.0", "--svg", "x.svg"],
+    ],
+)
+def test_cli_usage_errors(run_cli, argv: list[str]) -> None:  # type: ignore[no-untyped-def]
+    rc, _, err = run_cli(*argv)
+    assert rc == 2 and err.startswith("cuwheel: error:")
+
+
+def test_cli_unreadable_input(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    rc, _, err = run_cli(str(tmp_path / "missing.whl"), "--cc", "9.0")
+    assert rc == 2 and "missing.whl" in err
+
+
+def test_cli_local_without_driver(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import cuwheel.localgpu as lg
+
+    def no_nvml() -> lg.LocalMachine:
+        raise ImportError("pynvml")
+
+    def no_lib(name: str) -> None:
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(lg, "_via_nvml", no_nvml)
+    monkeypatch.setattr(lg.ctypes, "CDLL", no_lib)
+    rc, _, err = run_cli(fx("sm80.so"), "--local")
+    assert rc == 2
+    assert "no NVIDIA driver found" in err and "nvidia-ml-py" in err
+
+
+def test_cli_local_uses_the_machine(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import cuwheel.localgpu as lg
+
+    machine = lg.LocalMachine(
+        (lg.LocalGpu(0, "NVIDIA H200", Arch(90)),), Driver("580.159.04", (13, 0)), "nvml"
+    )
+    real_detect = lg.detect
+    monkeypatch.setattr(lg, "detect", lambda: machine)
+    rc, out, err = run_cli(fx("k89.ptx"), fx("sm90a.so"), "--local")
+    assert rc == 0
+    assert "GPU 0: NVIDIA H200 (CC 9.0) with driver 580.159.04 / CUDA 13.0: RUNS" in out
+    assert "1 GPU(s)" in err
+    machine_no_gpu = lg.LocalMachine((), Driver("580.159.04", (13, 0)), "nvml")
+    monkeypatch.setattr(lg, "_via_nvml", lambda: machine_no_gpu)
+    with pytest.raises(lg.NoGpuError, match="reports no GPU"):
+        real_detect()
