@@ -96,6 +96,32 @@ def site_dirs() -> list[str]:
     return dirs
 
 
+# Edits of the k89.ptx fixture (nvcc 13.0: .version 9.0, .target sm_89) for the gates the
+# fixtures do not reach: newer PTX ISA than the driver, a / f / higher-arch targets.
+PTX_VARIANTS = [
+    ("9.1", "sm_89"),
+    ("9.5", "sm_89"),
+    ("8.8", "sm_89"),
+    ("9.0", "sm_80"),
+    ("9.0", "sm_90a"),
+    ("9.0", "sm_100"),
+    ("9.0", "sm_100f"),
+    ("9.0", "sm_120"),
+]
+
+
+def write_ptx_variants(folder: str) -> str:
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(FIXTURES, "k89.ptx")) as f:
+        text = f.read()
+    for isa, target in PTX_VARIANTS:
+        body = text.replace(".version 9.0\n", f".version {isa}\n", 1)
+        body = body.replace(".target sm_89\n", f".target {target}\n", 1)
+        with open(os.path.join(folder, f"k_isa{isa}_{target}.ptx"), "w") as f:
+            f.write(body)
+    return folder
+
+
 def real_libraries() -> list[str]:
     patterns = [
         "nvidia/*/lib/*.so*",
@@ -253,7 +279,7 @@ def probe_container(
     row[12] = predicted == (rc == 0)
     if i == stub:
         row[13] = stub_kernels(data, c.offset, b, i)
-    if not row[12] or info["path"].startswith("fixtures/"):
+    if not row[12] or info["path"].startswith(("fixtures/", "synthetic/")):
         row.append(cv.reason)
     return row
 
@@ -459,11 +485,15 @@ def main() -> int:
     print(f"GPU {cuda.name} CC {cuda.cc} {driver} cuDriverGetVersion {cuda.version}", flush=True)
     libs = real_libraries()
     print(f"{len(libs)} candidate libraries", flush=True)
+    synthetic = write_ptx_variants(os.path.join(os.path.dirname(a.state), "cuwheel_probe_ptx"))
     t0 = time.monotonic()
-    inv = cuwheel.inspect([FIXTURES, *libs])
+    inv = cuwheel.inspect([FIXTURES, synthetic, *libs])
     inspect_s = time.monotonic() - t0
     print(f"inventory in {inspect_s:.1f}s; problems: {len(inv.problems)}", flush=True)
-    prefixes = [(os.path.realpath(FIXTURES), "fixtures")] + [(d, "site") for d in site_dirs()]
+    prefixes = [
+        (os.path.realpath(FIXTURES), "fixtures"),
+        (os.path.realpath(synthetic), "synthetic"),
+    ] + [(d, "site") for d in site_dirs()]
     binaries = [b for b in inv.binaries if b.containers]
     libraries = [
         library_info(target, b, library_label(b, prefixes), n, a.per_library)
