@@ -16,7 +16,12 @@ from cuwheel.devicecode.ptx import looks_like_ptx, parse_ptx_header
 from cuwheel.errors import InputError
 from cuwheel.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
 from cuwheel.readers.ar import AR_MAGIC, ArError, ArReader
-from cuwheel.readers.devicecode import ContainerCollector, Region, assign_containers
+from cuwheel.readers.devicecode import (
+    ContainerCollector,
+    Region,
+    assign_containers,
+    unsafe_skips,
+)
 from cuwheel.readers.elf import ElfError, ElfReader
 from cuwheel.readers.pe import PeError, PeReader
 from cuwheel.readers.stream import Chunk, Scan, StreamError
@@ -97,6 +102,13 @@ def _run(
             scan.finish()
     if scan.missed:
         raise StreamError("its structures could not be located in a bounded number of passes")
+    if unsafe_skips(collector.candidates):
+        raise _Reread
+
+
+class _Reread(Exception):
+    """A shortcut of the signature search proved unsafe for this file: read it again
+    searching everywhere (rare: a false signature hit, or code and data interleaved)."""
 
 
 def read_binary(
@@ -114,7 +126,10 @@ def read_binary(
     ELF member.
     """
     try:
-        return _read(path, size, open_chunks, kind, payload)
+        try:
+            return _read(path, size, open_chunks, kind, payload)
+        except _Reread:
+            return _read(path, size, open_chunks, kind, payload, False, False)
     except InputError:
         raise
     except (ElfError, PeError, ArError, StreamError, FatbinError) as exc:
@@ -130,11 +145,12 @@ def _read(
     kind: str,
     payload: str,
     skip_code: bool = True,
+    skip_known: bool = True,
 ) -> list[Binary]:
     if kind in ("cubin", "ptx"):
         return [_read_raw_device(path, size, open_chunks, kind)]
     scan = Scan(size)
-    collector = ContainerCollector(scan, payload=payload)
+    collector = ContainerCollector(scan, payload=payload, skip_known=skip_known)
     if kind == "elf":
         elf = ElfReader(scan, 0, size, skip_code=skip_code)
         _run(scan, open_chunks, collector, lambda: elf.facts.sections)
@@ -144,7 +160,7 @@ def _read(
             for r in facts.sections
             for a, b in scan.skip
         ):
-            return _read(path, size, open_chunks, kind, payload, skip_code=False)
+            raise _Reread
         containers, problems = assign_containers(collector.candidates, facts.sections)
         _raise_first(path, problems)
         return [

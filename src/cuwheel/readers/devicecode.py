@@ -57,6 +57,7 @@ class Candidate:
     decodes: int = 0
     index: int = 0  # order among the candidates found
     on_done: Callable[[int], None] | None = None
+    skipped: bool = False  # its extent was left out of the signature search
 
     @property
     def valid(self) -> bool:
@@ -79,13 +80,14 @@ class Region:
 class ContainerCollector:
     """Registers with a Scan; collects candidate containers in [base, base + size)."""
 
-    def __init__(self, scan: Scan, *, payload: str = "sample") -> None:
+    def __init__(self, scan: Scan, *, payload: str = "sample", skip_known: bool = True) -> None:
         """``payload``: "none" (headers only), "sample" (decode the start of one cubin in
         containers 0, 1, 2, 4, 8, ... to read the toolkit) or "all" (every cubin, whole)."""
         self.scan = scan
         self.payload = payload
         self.candidates: dict[int, Candidate] = {}
         self.entries = 0
+        self.skip_known = skip_known
 
     def walk_region(self, region: Region) -> None:
         """Follow the container chain of a device-code section of a resident file."""
@@ -130,6 +132,12 @@ class ContainerCollector:
                 f"container claims {hdr.payload_size} payload bytes, past the end of the file"
             )
             return
+        if self.skip_known and not self.scan.resident and hdr.payload_size:
+            # The entries are walked through their headers; searching the payloads for
+            # more signatures is wasted work.  If this candidate proves invalid, the
+            # caller reads the file again without skipping (see unsafe_skips).
+            cand.skipped = True
+            self.scan.skip_known.append((cand.offset + CONTAINER_HEADER_SIZE, cand.end))
         self._next_entry(cand, cand.offset + CONTAINER_HEADER_SIZE)
 
     def _next_entry(self, cand: Candidate, at: int) -> None:
@@ -205,6 +213,11 @@ class ContainerCollector:
         cand.entries[index] = dataclasses.replace(
             entry, toolkit=facts.toolkit, relocatable=facts.relocatable
         )
+
+
+def unsafe_skips(candidates: dict[int, Candidate]) -> bool:
+    """Whether a skipped extent belonged to a candidate that did not validate."""
+    return any(c.skipped and not c.valid for c in candidates.values())
 
 
 def assign_containers(

@@ -49,7 +49,12 @@ class Scan:
         self.size = size
         self.on_signature = on_signature
         self.window = window
-        self._heap: list[tuple[int, int, int, Callback]] = []
+        # Pending requests ordered by where they end (when they can be served) ...
+        self._heap: list[tuple[int, int, int, int, Callback]] = []
+        # ... and by where they start (what the buffer must keep); served ones are
+        # dropped from this second heap lazily.
+        self._starts: list[tuple[int, int]] = []
+        self._served: set[int] = set()
         self._seq = 0
         self._buf: Chunk = b""
         self._buf_start = 0
@@ -59,6 +64,8 @@ class Scan:
         self.passes = 1
         # File ranges the signature scan may skip (executable code), set by host readers.
         self.skip: list[tuple[int, int]] = []
+        # Extents of containers already found: their payloads need no search either.
+        self.skip_known: list[tuple[int, int]] = []
 
     # -- requests ---------------------------------------------------------------
     def request(self, start: int, length: int, callback: Callback) -> None:
@@ -69,8 +76,12 @@ class Scan:
             )
         if length > MAX_REQUEST:
             raise StreamError(f"a structure claims {length} bytes, more than cuwheel reads")
+        self._push(start, length, callback)
+
+    def _push(self, start: int, length: int, callback: Callback) -> None:
         self._seq += 1
-        heapq.heappush(self._heap, (start, self._seq, length, callback))
+        heapq.heappush(self._heap, (start + length, self._seq, start, length, callback))
+        heapq.heappush(self._starts, (start, self._seq))
 
     @property
     def pending(self) -> bool:
@@ -139,7 +150,7 @@ class Scan:
         if self.pos < self.size:
             raise StreamError(f"the data ended after {self.pos} of {self.size} bytes")
         while self._heap:  # cannot happen for in-range requests; kept for safety
-            start, _, length, cb = heapq.heappop(self._heap)
+            _end, _, start, length, cb = heapq.heappop(self._heap)
             self.missed.append((start, length, cb))
         self._buf = b""
 
@@ -147,9 +158,10 @@ class Scan:
         """Prepare another pass that serves only the missed requests."""
         missed, self.missed = self.missed, []
         self._heap = []
+        self._starts = []
+        self._served = set()
         for start, length, cb in missed:
-            self._seq += 1
-            heapq.heappush(self._heap, (start, self._seq, length, cb))
+            self._push(start, length, cb)
         self._buf = b""
         self._buf_start = 0
         self.pos = 0
@@ -159,8 +171,11 @@ class Scan:
     # -- internals --------------------------------------------------------------
     def _keep_from(self) -> int:
         keep = max(self._buf_start, self.pos - self.window)
-        if self._heap:
-            keep = min(keep, max(self._heap[0][0], self._buf_start))
+        starts = self._starts
+        while starts and starts[0][1] in self._served:
+            self._served.discard(heapq.heappop(starts)[1])
+        if starts:
+            keep = min(keep, max(starts[0][0], self._buf_start))
         return keep
 
     def _scan_signatures(self) -> None:
@@ -170,24 +185,23 @@ class Scan:
         lo = max(self._scanned - 7, base)
         hi = self.pos
         self._scanned = hi
-        spans = [(lo, hi)]
-        for s0, s1 in self.skip:  # executable code holds no containers; skip it
-            spans = [
-                part
-                for a, b in spans
-                for part in ((a, min(b, s0 + 7)), (max(a, s1), b))
-                if part[1] - part[0] >= 8
-            ] if s0 < hi and s1 > lo else spans
-        for a, b in spans:
-            i = find(_SIGNATURE, a - base, b - base)
-            while i >= 0:
-                self.on_signature(base + i)
-                i = find(_SIGNATURE, i + 8, b - base)
+        skips = sorted(r for r in self.skip + self.skip_known if r[1] > lo and r[0] < hi)
+        self.skip_known = [r for r in self.skip_known if r[1] > hi]
+        at = lo
+        for s0, s1 in [*skips, (hi, hi)]:
+            end = min(s0 + 7, hi)  # a signature may start just before a skipped range
+            if end - at >= 8:
+                i = find(_SIGNATURE, at - base, end - base)
+                while i >= 0:
+                    self.on_signature(base + i)
+                    i = find(_SIGNATURE, i + 8, end - base)
+            at = max(at, s1)
 
     def _pump(self) -> None:
         heap = self._heap
-        while heap and heap[0][0] + heap[0][2] <= self.pos:
-            start, _, length, cb = heapq.heappop(heap)
+        while heap and heap[0][0] <= self.pos:
+            _end, seq, start, length, cb = heapq.heappop(heap)
+            self._served.add(seq)
             if start < self._buf_start:
                 self.missed.append((start, length, cb))
                 continue

@@ -1,0 +1,69 @@
+"""The streamed read's shortcuts (skipping code segments and found containers' payloads
+in the signature search) must never change what is found."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+import cuwheel
+import cuwheel.readers.binary as binary_mod
+import cuwheel.sources as sources_mod
+from wheelfactory import make_wheel
+
+BIN = Path(__file__).parent / "data" / "bin"
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources_mod, "OUT_SIZE", 1024)
+    monkeypatch.setattr(sources_mod, "READ_SIZE", 1024)
+
+
+def _facts(inv: cuwheel.Inventory) -> list[tuple[object, ...]]:
+    return [
+        (c.offset, c.size, c.section, [(e.kind, e.arch, e.offset) for e in c.entries])
+        for b in inv.binaries
+        for c in b.containers
+    ]
+
+
+def test_false_signature_claiming_the_rest_of_the_file_is_read_again(
+    tmp_path: Path, small_chunks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = bytearray((BIN / "ldata.so").read_bytes())
+    truth = cuwheel.inspect(BIN / "ldata.so")
+    (container,) = truth.binaries[0].containers
+    assert container.section == ".ldata_cuwheel"
+    # Plant, 64 bytes before the real container, a signature whose payload claims every
+    # byte to the end of the file: the search must not trust it to skip the real one.
+    fake = container.offset - 64
+    data[fake : fake + 16] = b"\x50\xed\x55\xba\x01\x00\x10\x00" + struct.pack(
+        "<Q", len(data) - fake - 16
+    )
+    whl = make_wheel(tmp_path, {"pkg/ldata.so": bytes(data)})
+    rereads = []
+    real_read = binary_mod._read
+
+    def spy(*args: object) -> object:
+        rereads.append(args[5:])
+        return real_read(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(binary_mod, "_read", spy)
+    inv = cuwheel.inspect(whl)
+    assert not inv.problems
+    assert _facts(inv) == _facts(truth)
+    assert rereads[-1] == (False, False)  # the second read searched everywhere
+
+
+def test_streamed_and_mapped_reads_agree_on_every_fixture_with_tiny_chunks(
+    tmp_path: Path, small_chunks: None
+) -> None:
+    names = ["two_tu.so", "allmajor.so", "librdc.so", "arm64_sm90.so", "win_rdc.dll", "prog"]
+    whl = make_wheel(tmp_path, {f"pkg/{n}": (BIN / n).read_bytes() for n in names})
+    streamed = cuwheel.inspect(whl).binaries
+    for name, b in zip(names, streamed, strict=True):
+        (mapped,) = cuwheel.inspect(BIN / name).binaries
+        assert b.containers == mapped.containers, name
