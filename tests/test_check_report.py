@@ -14,7 +14,7 @@ import pytest
 
 import checkwheels as cw
 from cuwheel.checks import CODES, CheckPolicy, Severity, check_wheel
-from cuwheel.checks.report import to_github, to_json, to_junit
+from cuwheel.checks.report import to_github, to_junit
 from cuwheel.cli import main, main_inner
 from cuwheel.config import load_config, parse_config
 from cuwheel.errors import ConfigError
@@ -107,7 +107,8 @@ def test_accept_ptx_for_sass(tmp_path: Path) -> None:
 
 def test_accept_missing_ptx_and_warn_mode(tmp_path: Path) -> None:
     rows = [{"name": "a", "platform": "linux-aarch64", "cuda": "13",
-             "sass": ["sm_90", "sm_100", "sm_110"], "ptx": "newest"}, {"name": "cpu", "cuda": "cpu"}]
+             "sass": ["sm_90", "sm_100", "sm_110"], "ptx": "newest"},
+            {"name": "cpu", "cuda": "cpu"}]
     base: dict[str, Any] = {"rows": rows, "trains": []}
     assert [(f.code, f.severity) for f in _check(tmp_path, ARM, base).findings] == [
         ("DC003", Severity.ERROR)]

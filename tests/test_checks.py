@@ -38,7 +38,7 @@ def run(tmp_path: Any, spec: cw.Spec, policy: dict[str, Any] | None = None,
         rows: list[dict[str, Any]] | None = None, **selection: str) -> WheelReport:
     table: dict[str, Any] = {"check": policy or {}}
     if rows is not None:
-        table["rows"] = rows + [CPU_ROW]
+        table["rows"] = [*rows, CPU_ROW]
         table["trains"] = []
     config = parse_config(table, "test")
     return check_wheel(spec.build(tmp_path), config, **selection)

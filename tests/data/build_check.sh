@@ -78,6 +78,7 @@ cat > dllmain.c <<'C'
 int __stdcall DllMain(void *h, unsigned long reason, void *reserved) { (void)h; (void)reason; (void)reserved; return 1; }
 C
 $MINGW -shared -O2 -nostdlib -Wl,--entry,DllMain -Wl,--disable-long-section-names \
-    -Wl,--no-insert-timestamp -s "$SRC/win_row.c" fb_winrow.c dllmain.c -o "$BIN/row_win_cu13.dll"
+    -Wl,--no-insert-timestamp -s "$SRC/win_row.c" fb_winrow.c dllmain.c -lkernel32 \
+    -o "$BIN/row_win_cu13.dll"
 
 ls -l "$BIN"/row_*
