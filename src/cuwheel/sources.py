@@ -166,17 +166,19 @@ class WheelFile:
         elif info.compress_type == zipfile.ZIP_DEFLATED:
             d = isal_zlib.decompressobj(-15)
             pending = b""
+            # A prefix (sniffing) needs little input and output; a full read, big pieces.
+            read_size = READ_SIZE if limit is None else min(READ_SIZE, max(4096, 4 * limit))
             while produced < want:
                 # Once the input is all read, keep calling with b"": isal takes input in
                 # ahead of the output it owes, so an empty unconsumed_tail is not the end.
                 if not pending and left > 0:
-                    pending = os.pread(fd, min(READ_SIZE, left), pos)
+                    pending = os.pread(fd, min(read_size, left), pos)
                     if not pending:
                         raise InputError(where, "zip member is truncated")
                     pos += len(pending)
                     left -= len(pending)
                 try:
-                    out = d.decompress(pending, OUT_SIZE)
+                    out = d.decompress(pending, min(OUT_SIZE, want - produced))
                 except Exception as exc:  # isal_zlib.error; its stubs do not type it
                     raise InputError(where, f"corrupt deflate data ({exc})") from None
                 pending = d.unconsumed_tail
