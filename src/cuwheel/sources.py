@@ -178,7 +178,9 @@ class WheelFile:
                     pos += len(pending)
                     left -= len(pending)
                 try:
-                    out = d.decompress(pending, min(OUT_SIZE, want - produced))
+                    # One byte more than declared on a full read exposes a zip bomb.
+                    room = want - produced + (limit is None)
+                    out = d.decompress(pending, min(OUT_SIZE, room))
                 except Exception as exc:  # isal_zlib.error; its stubs do not type it
                     raise InputError(where, f"corrupt deflate data ({exc})") from None
                 pending = d.unconsumed_tail
