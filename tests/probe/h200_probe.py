@@ -401,9 +401,12 @@ def versions() -> dict[str, str]:
 
 def run_children(
     a: argparse.Namespace, deadline: float
-) -> tuple[list[list[Any]], dict[tuple[int, int], int]]:
+) -> tuple[list[list[Any]], dict[tuple[int, int], list[Any]]]:
     """Run child probes until every sampled container has a row; a crashed container
     gets a row saying so and the next child goes on after it."""
+    with open(a.state, "rb") as f:
+        inv, target, libraries = pickle.load(f)
+    binaries = [b for b in inv.binaries if b.containers]
     crashes = 0
     while True:
         cmd = [
@@ -434,10 +437,28 @@ def run_children(
             break
         crashes += 1
         print(f"  child died ({p.returncode}) on container {last_try}", flush=True)
+        b = binaries[last_try[0]]
+        cv = compat.evaluate_container(
+            b.containers[last_try[1]],
+            target,
+            compat.binary_os(b),
+            stub=last_try[1] == libraries[last_try[0]]["stub"],
+        )
+        c = b.containers[last_try[1]]
+        what = [
+            c.offset,
+            c.size,
+            c.section,
+            " ".join(cv.codes),
+            ignored_code(cv),
+            cv.verdict.short if cv.verdict else None,
+        ]
         with open(a.journal, "a") as f:
-            f.write(json.dumps({"crash": last_try, "returncode": p.returncode}) + "\n")
+            f.write(
+                json.dumps({"crash": last_try, "returncode": p.returncode, "what": what}) + "\n"
+            )
     rows: dict[tuple[int, int], list[Any]] = {}
-    crashed: dict[tuple[int, int], int] = {}
+    crashed: dict[tuple[int, int], list[Any]] = {}
     if not os.path.exists(a.journal):
         return [], crashed
     with open(a.journal) as f:
@@ -446,7 +467,7 @@ def run_children(
             if "row" in rec:
                 rows[(rec["row"][0], rec["row"][1])] = rec["row"]
             elif "crash" in rec:
-                crashed[(rec["crash"][0], rec["crash"][1])] = rec["returncode"]
+                crashed[(rec["crash"][0], rec["crash"][1])] = [rec["returncode"], *rec["what"]]
     return [rows[k] for k in sorted(rows)], crashed
 
 
@@ -601,7 +622,18 @@ def main() -> int:
         ],
         "libraries": libraries,
         "rows": rows,
-        "crashes": [[lib, i, rc] for (lib, i), rc in sorted(crashed.items())],
+        "crash_columns": [
+            "lib",
+            "index",
+            "returncode",
+            "offset",
+            "size",
+            "section",
+            "codes",
+            "ignored",
+            "predicted",
+        ],
+        "crashes": [[lib, i, *what] for (lib, i), what in sorted(crashed.items())],
         "launches": launch_rows,
         "problems": [str(p) for p in inv.problems][:50],
     }
