@@ -1,7 +1,9 @@
-"""The emitted plans against the real consumers: nvcc (+ cuobjdump), CMake and PyTorch.
+"""The emitted plans against the real consumers: nvcc, CMake and PyTorch.
 
-Each test skips when its tool is missing.  Archs present in a built binary are read
-with NVIDIA's cuobjdump (PyPI wheel nvidia-cuda-cuobjdump), independent of cuwheel.
+Each test skips when its tool is missing.  What a build produced is read back with
+``cuwheel.inspect`` (the plan -> build -> inspect loop of issue 3), container by
+container; NVIDIA's cuobjdump (PyPI wheel nvidia-cuda-cuobjdump), independent of cuwheel,
+cross-checks the same binaries when it is installed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from cuwheel import catalog, emit
+import cuwheel
+from cuwheel import CodeKind, catalog, emit
 from cuwheel.arch import Arch, parse_gencode
 from cuwheel.config import default_config, load_config, select_plan
 from cuwheel.rows import Plan
@@ -52,9 +55,6 @@ NVCC = shutil.which("nvcc")
 CMAKE = shutil.which("cmake")
 CUOBJDUMP = find_cuobjdump()
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
-needs_cuobjdump = pytest.mark.skipif(
-    CUOBJDUMP is None, reason="cuobjdump not installed (pip install nvidia-cuda-cuobjdump)"
-)
 
 
 def nvcc_version() -> tuple[int, int]:
@@ -63,6 +63,45 @@ def nvcc_version() -> tuple[int, int]:
     m = re.search(r"release (\d+)\.(\d+)", out)
     assert m is not None
     return int(m[1]), int(m[2])
+
+
+Archs = tuple[frozenset[str], frozenset[str]]
+
+
+def containers_in(binary: Path) -> list[Archs]:
+    """(SASS names, PTX names) of each fatbin container ``cuwheel.inspect`` finds in
+    ``binary``, in file order, e.g. ``({'sm_80', 'sm_90a', 'sm_100f'}, {'compute_120'})``."""
+    inventory = cuwheel.inspect(binary)
+    assert not inventory.problems, inventory.problems
+    (found,) = inventory.binaries
+    return [
+        (
+            frozenset(e.arch.sass for e in c.entries if e.kind is CodeKind.SASS),
+            frozenset(e.arch.ptx for e in c.entries if e.kind is CodeKind.PTX),
+        )
+        for c in found.containers
+    ]
+
+
+def row_archs(plan: Plan) -> Archs:
+    return frozenset(a.sass for a in plan.sass), frozenset(a.ptx for a in plan.ptx)
+
+
+def assert_built_exactly(plan: Plan, lib: Path, objects: list[Path]) -> None:
+    """Each translation unit's container holds exactly the row (SASS with its a/f variant,
+    PTX); in the linked library every container is such a unit or nvcc's device-link stub,
+    whose SASS follows the link line's flags (the same row here) and which holds no PTX."""
+    want = row_archs(plan)
+    for obj in objects:
+        assert containers_in(obj) == [want], obj.name
+    found = containers_in(lib)
+    units = [c for c in found if c == want]
+    stubs = [c for c in found if c != want]
+    assert len(units) >= len(objects) > 0, found
+    assert stubs == [(want[0], frozenset())] * len(stubs), found
+    assert len(found) <= len(objects) + 1, found
+    if CUOBJDUMP is not None:  # independent cross-check
+        assert archs_in(lib) == expected_listing(plan)
 
 
 def archs_in(binary: Path) -> tuple[set[str], set[str]]:
@@ -84,6 +123,25 @@ def expected_listing(plan: Plan) -> tuple[set[str], set[str]]:
     sass = {(a.base if a.variant == "f" else a).sass for a in plan.sass}
     ptx = {a.sass for a in plan.ptx}
     return sass, ptx
+
+
+def nvcc_build(tmp_path: Path, plan: Plan) -> tuple[Path, Path]:
+    """Compile the kernel with the row's flags, then link it with the same flags (so the
+    device-link stub nvcc adds at the link step follows the row too): (object, library)."""
+    flags = emit.nvcc_flags(plan)
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL)
+    obj, lib = tmp_path / "k.o", tmp_path / "libk.so"
+    nvcc = NVCC or "nvcc"
+    subprocess.run(
+        [nvcc, "-c", "-Xcompiler", "-fPIC", *flags, "-o", str(obj), str(src)],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [nvcc, "-shared", *flags, "-o", str(lib), str(obj)], check=True, capture_output=True
+    )
+    return obj, lib
 
 
 def nvcc_accepts(plan: Plan) -> bool:
@@ -108,22 +166,16 @@ def test_catalog_matches_local_nvcc() -> None:
 
 
 @needs_nvcc
-@needs_cuobjdump
 @pytest.mark.parametrize(("train", "platform"), SEED_ROWS)
 def test_nvcc_builds_exactly_the_row(tmp_path: Path, train: str, platform: str) -> None:
     plan = seed_plan(train, platform)
     if not nvcc_accepts(plan):
         pytest.skip(f"local nvcc {nvcc_version()} cannot build {train}'s row")
-    src = tmp_path / "k.cu"
-    src.write_text(KERNEL)
-    lib = tmp_path / "libk.so"
-    cmd = [NVCC or "nvcc", "-shared", "-Xcompiler", "-fPIC", *emit.nvcc_flags(plan)]
-    subprocess.run([*cmd, "-o", str(lib), str(src)], check=True, capture_output=True)
-    assert archs_in(lib) == expected_listing(plan)
+    obj, lib = nvcc_build(tmp_path, plan)
+    assert_built_exactly(plan, lib, [obj])
 
 
 @needs_nvcc
-@needs_cuobjdump
 def test_nvcc_builds_a_and_f_targets(tmp_path: Path) -> None:
     # A row with a / f targets and separate PTX, beyond the seed rows.
     path = tmp_path / "pyproject.toml"
@@ -135,12 +187,30 @@ def test_nvcc_builds_a_and_f_targets(tmp_path: Path) -> None:
     plan = select_plan(load_config(path), train="cu130", platform="linux-x86_64", environ={})
     if not nvcc_accepts(plan):
         pytest.skip("local nvcc cannot build CUDA 13.0 targets")
-    src = tmp_path / "k.cu"
-    src.write_text(KERNEL)
-    lib = tmp_path / "libk.so"
-    cmd = [NVCC or "nvcc", "-shared", "-Xcompiler", "-fPIC", *emit.nvcc_flags(plan)]
-    subprocess.run([*cmd, "-o", str(lib), str(src)], check=True, capture_output=True)
-    assert archs_in(lib) == expected_listing(plan)
+    obj, lib = nvcc_build(tmp_path, plan)
+    assert containers_in(obj) == [
+        (frozenset({"sm_75", "sm_90a", "sm_100f", "sm_120"}),
+         frozenset({"compute_90", "compute_120f"}))
+    ]  # fmt: skip
+    assert_built_exactly(plan, lib, [obj])
+
+
+@needs_nvcc
+def test_nvcc_stub_follows_the_link_line(tmp_path: Path) -> None:
+    """Objects built from the row but linked with nvcc's default arch: the translation
+    unit's container still matches the row, the device-link stub does not (docs/checks.md,
+    DC001 / DC002), which is why the checks count containers, not a union."""
+    plan = seed_plan("cu130", "linux-x86_64")
+    if not nvcc_accepts(plan):
+        pytest.skip("local nvcc cannot build CUDA 13.0 targets")
+    obj, _ = nvcc_build(tmp_path, plan)
+    lib = tmp_path / "libdefault.so"
+    subprocess.run([NVCC or "nvcc", "-shared", "-o", str(lib), str(obj)], check=True,
+                   capture_output=True)  # fmt: skip
+    found = containers_in(lib)
+    assert row_archs(plan) in found
+    stubs = [c for c in found if c != row_archs(plan)]
+    assert len(stubs) == 1 and stubs[0][0] != row_archs(plan)[0], found
 
 
 # ---------------------------------------------------------------- CMake
@@ -180,7 +250,6 @@ def cmake_project(tmp_path: Path, architectures: str) -> subprocess.CompletedPro
 
 
 @needs_nvcc
-@needs_cuobjdump
 @pytest.mark.skipif(CMAKE is None, reason="cmake not on PATH")
 @pytest.mark.parametrize(("train", "platform"), SEED_ROWS)
 def test_cmake_builds_exactly_the_row(tmp_path: Path, train: str, platform: str) -> None:
@@ -191,7 +260,8 @@ def test_cmake_builds_exactly_the_row(tmp_path: Path, train: str, platform: str)
     result = cmake_project(tmp_path, value)
     assert result.returncode == 0, result.stdout + result.stderr
     (lib,) = (tmp_path / "build").glob("libk.so")
-    assert archs_in(lib) == expected_listing(plan)
+    (obj,) = (tmp_path / "build").glob("CMakeFiles/k.dir/k.cu.o")
+    assert_built_exactly(plan, lib, [obj])
 
 
 @needs_nvcc
