@@ -108,6 +108,10 @@ class FatbinContainer:
     # Toolkit recorded in the cubin(s) decoded from this container (one nvcc run makes a
     # container, so its cubins share it); None when none was decoded or none recorded it.
     toolkit: Toolkit | None = None
+    # Written by nvcc's device-link step (its .nvFatBinSegment / .nvFatBi wrapper record
+    # has version 2): for whole-program code a stub without kernels that follows the link
+    # line's -arch, for -rdc code the linked image.  None when no record names it.
+    device_link: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,9 @@ def _read(
             for a, b in scan.skip
         ):
             raise _Reread
-        containers, problems = assign_containers(collector.candidates, facts.sections)
+        containers, problems = assign_containers(
+            collector.candidates, facts.sections, wrappers=facts.wrappers
+        )
         _raise_first(path, problems)
         return [
             Binary(
@@ -182,7 +184,9 @@ def _read(
         pe = PeReader(scan, 0, size)
         _run(scan, open_chunks, collector, lambda: pe.facts.sections)
         pfacts = pe.finish()
-        containers, problems = assign_containers(collector.candidates, pfacts.sections)
+        containers, problems = assign_containers(
+            collector.candidates, pfacts.sections, wrappers=pfacts.wrappers
+        )
         _raise_first(path, problems)
         return [
             Binary(

@@ -221,7 +221,11 @@ def unsafe_skips(candidates: dict[int, Candidate]) -> bool:
 
 
 def assign_containers(
-    candidates: dict[int, Candidate], regions: list[Region], *, where: str = ""
+    candidates: dict[int, Candidate],
+    regions: list[Region],
+    *,
+    where: str = "",
+    wrappers: dict[int, int] | None = None,
 ) -> tuple[list[FatbinContainer], list[str]]:
     """Keep valid, non-overlapping containers and name the section of each.
 
@@ -271,6 +275,8 @@ def assign_containers(
             relocatable=bool(region and region.relocatable),
             entries=tuple(cand.entries),
             toolkit=cand.toolkit,
+            device_link=(wrappers[cand.offset] == 2) if wrappers and cand.offset in wrappers
+            else None,
         )
         for cand, region in kept
     ]

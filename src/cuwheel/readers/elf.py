@@ -39,6 +39,9 @@ DT_FLAGS_1, DF_1_PIE = 0x6FFFFFFB, 0x08000000
 # .dynamic, and keeping them avoids a second pass over a streamed file.
 HEAD_BYTES = 4 << 20
 MAX_TABLE = 256 << 20
+# At most this much of the writable segments is kept for the fatbin wrapper records.
+MAX_RW_KEPT = 64 << 20
+WRAPPER_MAGIC = 0x466243B1  # .nvFatBinSegment record (binary-formats.md 1.2)
 
 
 class ElfError(ValueError):
@@ -56,6 +59,9 @@ class ElfFacts:
     runpath: list[str] = field(default_factory=list)
     soname: str | None = None
     exported: list[str] = field(default_factory=list)
+    # .nvFatBinSegment wrapper records: container file offset -> record version
+    # (2 = written by nvcc's device-link step).
+    wrappers: dict[int, int] = field(default_factory=dict)
 
 
 class ElfReader:
@@ -85,7 +91,9 @@ class ElfReader:
         self._dynstr: bytes | None = None
         self._dynsym_data: bytes | None = None
         self._shdrs: list[tuple[int, int, int, int, int, int]] = []
-        self._requested: dict[tuple[int, int], list[object]] = {}
+        self._rw: list[tuple[int, bytes]] = []  # writable segments kept while streaming
+        self._wrapper_section: tuple[int, int] | None = None
+        self._wrapper_bytes: bytes | None = None
         scan.request(base, min(size, 64), self._ehdr)
 
     # Offsets below are relative to the image; _get adds the base.
@@ -155,6 +163,15 @@ class ElfReader:
         # one), executable segments hold only code, so the signature scan can skip them.
         # If a device-code section turns out to lie there after all, the caller reads
         # the file again without skipping.
+        # The wrapper records (.nvFatBinSegment, flags WA) sit in a writable segment; a
+        # streamed file's section table comes too late to ask for them, so keep the
+        # writable segments (bounded) as they pass.
+        if not self.scan.resident:
+            budget = MAX_RW_KEPT
+            for f, off, filesz in load_flags:
+                if f & 2 and 0 < filesz <= budget:
+                    budget -= filesz
+                    self._get(off, filesz, lambda b, o=off: self._rw.append((o, b)))
         if self._skip_code and any(f & 7 == 4 for f, _, _ in load_flags):
             for f, off, filesz in load_flags:
                 if f & 1 and filesz:
@@ -227,10 +244,39 @@ class ElfReader:
                 )
             )
         self.facts.sections = regions
+        for name_off, _t, off, size, _l, _f in self._shdrs:
+            end = data.find(b"\0", name_off)
+            if data[name_off:end] == b".nvFatBinSegment" and 0 < size <= MAX_RW_KEPT:
+                self._wrapper_section = (off, size)
+                if self.scan.resident:
+                    self._get(off, size, self._take_wrappers)
+
+    def _take_wrappers(self, data: bytes) -> None:
+        self._wrapper_bytes = data
+
+    def _wrappers(self) -> dict[int, int]:
+        """Container offset -> wrapper version, from the records' link-time addresses."""
+        data = self._wrapper_bytes
+        if data is None and self._wrapper_section is not None:
+            off, size = self._wrapper_section
+            for start, blob in self._rw:
+                if start <= off and off + size <= start + len(blob):
+                    data = blob[off - start : off - start + size]
+        if not data or self.facts.file_type == "object":  # .o: addresses are relocations
+            return {}
+        out = {}
+        for magic, version, addr, _prelinked in struct.iter_unpack(
+            "<IIQQ", data[: len(data) - len(data) % 24]
+        ):
+            where = self._vaddr_to_off(addr) if magic == WRAPPER_MAGIC else None
+            if where is not None:
+                out[self.base + where] = version
+        return out
 
     def finish(self) -> ElfFacts:
         """Build the facts once the scan is over."""
         facts = self.facts
+        facts.wrappers = self._wrappers()
         strs = self._dynstr or b""
 
         def cstr(off: int) -> str:

@@ -39,6 +39,8 @@ class PeFacts:
     sections: list[Region] = field(default_factory=list)
     needed: list[str] = field(default_factory=list)
     exported: list[str] = field(default_factory=list)
+    # .nvFatBi wrapper records: container file offset -> version (2 = device-link step)
+    wrappers: dict[int, int] = field(default_factory=dict)
 
 
 class PeReader:
@@ -107,6 +109,10 @@ class PeReader:
             self._chars.append(chars)
             if chars & 0x20000020 and rawptr:  # code / executable: no device code in it
                 self.scan.skip.append((self.base + rawptr, self.base + rawptr + rawsize))
+        for (name, _va, vsize, rawsize, rawptr) in self._secs:
+            length = min(vsize, rawsize) if vsize else rawsize
+            if name == ".nvFatBi" and rawptr and 0 < length <= MAX_TABLE:
+                self._get(rawptr, length, self._wrapper_records)
         if long_names and self._strtab_off and self._strtab_off + 4 <= self.size:
             self._get(self._strtab_off, 4, self._strtab_size)
         else:
@@ -123,6 +129,16 @@ class PeReader:
             off = self._rva(dirs[13][0])
             if off is not None:
                 self._get(off, max(dirs[13][1], 32), lambda b: self._import_dir(b, 32, True))
+
+    def _wrapper_records(self, data: bytes) -> None:
+        for magic, version, addr, _prelinked in struct.iter_unpack(
+            "<IIQQ", data[: len(data) - len(data) % 24]
+        ):
+            if magic != 0x466243B1 or addr < self._image_base:
+                continue
+            off = self._rva(addr - self._image_base)
+            if off is not None:
+                self.facts.wrappers[self.base + off] = version
 
     def _strtab_size(self, data: bytes) -> None:
         (n,) = struct.unpack_from("<I", data)

@@ -64,6 +64,7 @@ def _container(c: FatbinContainer) -> dict[str, Any]:
         "named_section": c.named_section,
         "relocatable": c.relocatable,
         "toolkit": _toolkit(c.toolkit),
+        "device_link": c.device_link,
         "entries": [_entry(e) for e in c.entries],
     }
 

@@ -76,6 +76,7 @@ def _binary_lines(b: Binary, full: bool) -> list[str]:
             lines.append("    needed: " + " ".join(b.needed))
         for i, c in enumerate(b.containers):
             rel = " relocatable" if c.relocatable else ""
+            rel += " device-link" if c.device_link else ""
             lines.append(
                 f"    container {i} @0x{c.offset:x} {c.section or '-'}{rel} {_size(c.size)}"
             )
