@@ -86,10 +86,10 @@ def test_seed_device_code_evidence(tmp_path: Path) -> None:
                          _config("linux-x86_64-cu13"))
     dc = sorted(f.message for f in report.findings if f.code in ("DC001", "DC002"))
     assert [m.split(" (")[0] for m in dc] == [
-        "SASS for sm_110 in 2 of 2 containers, not in the row",
-        "SASS for sm_75 in 2 of 2 containers, not in the row",
-        "no SASS for sm_86 in 2 of 2 containers",
-        "no SASS for sm_89 in 2 of 2 containers",
+        "SASS for sm_110 in 1 of 1 container, not in the row",
+        "SASS for sm_75 in 1 of 1 container, not in the row",
+        "no SASS for sm_86 in 1 of 1 container",
+        "no SASS for sm_89 in 1 of 1 container",
     ]
     assert all(f.library == "pkg/lib/libpkg_cuda.so" for f in report.findings
                if f.code.startswith("DC"))

@@ -365,14 +365,23 @@ _FATBIN_SECTIONS = frozenset({".nv_fatbin", ".nv_fatb"})
 
 
 def link_stub_index(binary: Binary) -> int | None:
-    """Index of the container that looks like nvcc's device-link stub, or None.
+    """Index of nvcc's device-link stub container, or None.
 
-    The stub is the first container of a linked binary's ``.nv_fatbin``: cubins only, each
-    small, with more containers after it.  Binaries with relocatable (-rdc) code are left
-    alone: there the first container is the real device-linked image.
+    The inventory marks the container nvcc's device-link step wrote (its wrapper record);
+    in a binary without relocatable (-rdc) code that container links nothing and is the
+    kernel-less stub.  Where a binary records no wrappers, the stub is recognised by shape:
+    the first of several ``.nv_fatbin`` containers of a linked binary, holding only small
+    cubins.  Binaries with relocatable code are left alone: there the device-link
+    container is the real linked image.
     """
     if binary.file_type not in _LINKED or any(c.relocatable for c in binary.containers):
         return None
+    marked = [i for i, c in enumerate(binary.containers) if c.device_link]
+    if marked:
+        stub = binary.containers[marked[0]]
+        return marked[0] if all(e.kind is CodeKind.SASS for e in stub.entries) else None
+    if any(c.device_link is not None for c in binary.containers):
+        return None  # the records name no device-link container
     named = [i for i, c in enumerate(binary.containers) if c.section in _FATBIN_SECTIONS]
     if len(named) < 2:
         return None

@@ -107,8 +107,17 @@ class Lib:
         return b.archive is None and b.file_type not in ("object",)
 
     def runtime_containers(self) -> tuple[FatbinContainer, ...]:
-        """Containers the CUDA runtime loads: with entries and not -rdc (relocatable)."""
-        return tuple(c for c in self.binary.containers if c.entries and not c.relocatable)
+        """Containers the CUDA runtime loads for kernels: with entries, not -rdc
+        (relocatable), and not nvcc's kernel-less device-link stub, whose architecture
+        follows the link line and is never needed at run time (docs/compat.md)."""
+        from cuwheel.compat import link_stub_index
+
+        stub = link_stub_index(self.binary)
+        return tuple(
+            c
+            for i, c in enumerate(self.binary.containers)
+            if c.entries and not c.relocatable and i != stub
+        )
 
 
 class CheckContext:
