@@ -68,16 +68,20 @@ def nvcc_version() -> tuple[int, int]:
 Archs = tuple[frozenset[str], frozenset[str]]
 
 
-def containers_in(binary: Path) -> list[Archs]:
-    """(SASS names, PTX names) of each fatbin container ``cuwheel.inspect`` finds in
-    ``binary``, in file order, e.g. ``({'sm_80', 'sm_90a', 'sm_100f'}, {'compute_120'})``."""
+def containers_in(binary: Path) -> list[tuple[bool, Archs]]:
+    """(device-link stub?, (SASS names, PTX names)) of each fatbin container
+    ``cuwheel.inspect`` finds in ``binary``, in file order, e.g.
+    ``(False, ({'sm_80', 'sm_90a', 'sm_100f'}, {'compute_120'}))``."""
     inventory = cuwheel.inspect(binary)
     assert not inventory.problems, inventory.problems
     (found,) = inventory.binaries
     return [
         (
-            frozenset(e.arch.sass for e in c.entries if e.kind is CodeKind.SASS),
-            frozenset(e.arch.ptx for e in c.entries if e.kind is CodeKind.PTX),
+            bool(c.device_link),
+            (
+                frozenset(e.arch.sass for e in c.entries if e.kind is CodeKind.SASS),
+                frozenset(e.arch.ptx for e in c.entries if e.kind is CodeKind.PTX),
+            ),
         )
         for c in found.containers
     ]
@@ -89,18 +93,17 @@ def row_archs(plan: Plan) -> Archs:
 
 def assert_built_exactly(plan: Plan, lib: Path, objects: list[Path]) -> None:
     """Each translation unit's container holds exactly the row (SASS with its a/f variant,
-    PTX); in the linked library every container is such a unit or nvcc's device-link stub,
-    whose SASS follows the link line's flags (the same row here) and which holds no PTX."""
+    PTX), in its object and in the linked library; nvcc's device-link stub, if the link
+    step added one, follows the link line's flags (the same row here) and holds no PTX."""
     want = row_archs(plan)
     for obj in objects:
-        assert containers_in(obj) == [want], obj.name
+        assert containers_in(obj) == [(False, want)], obj.name
     found = containers_in(lib)
-    units = [c for c in found if c == want]
-    stubs = [c for c in found if c != want]
-    assert len(units) >= len(objects) > 0, found
-    assert stubs == [(want[0], frozenset())] * len(stubs), found
-    assert len(found) <= len(objects) + 1, found
-    if CUOBJDUMP is not None:  # independent cross-check
+    units = [archs for stub, archs in found if not stub]
+    stubs = [archs for stub, archs in found if stub]
+    assert units == [want] * len(objects), found
+    assert stubs in ([], [(want[0], frozenset())]), found
+    if CUOBJDUMP is not None:  # independent cross-check of the whole library
         assert archs_in(lib) == expected_listing(plan)
 
 
@@ -189,8 +192,8 @@ def test_nvcc_builds_a_and_f_targets(tmp_path: Path) -> None:
         pytest.skip("local nvcc cannot build CUDA 13.0 targets")
     obj, lib = nvcc_build(tmp_path, plan)
     assert containers_in(obj) == [
-        (frozenset({"sm_75", "sm_90a", "sm_100f", "sm_120"}),
-         frozenset({"compute_90", "compute_120f"}))
+        (False, (frozenset({"sm_75", "sm_90a", "sm_100f", "sm_120"}),
+                 frozenset({"compute_90", "compute_120f"})))
     ]  # fmt: skip
     assert_built_exactly(plan, lib, [obj])
 
@@ -198,19 +201,21 @@ def test_nvcc_builds_a_and_f_targets(tmp_path: Path) -> None:
 @needs_nvcc
 def test_nvcc_stub_follows_the_link_line(tmp_path: Path) -> None:
     """Objects built from the row but linked with nvcc's default arch: the translation
-    unit's container still matches the row, the device-link stub does not (docs/checks.md,
-    DC001 / DC002), which is why the checks count containers, not a union."""
+    unit's container still matches the row; the device-link stub (inventory:
+    ``device_link``) gets the link line's default arch (docs/checks.md, DC)."""
     plan = seed_plan("cu130", "linux-x86_64")
     if not nvcc_accepts(plan):
         pytest.skip("local nvcc cannot build CUDA 13.0 targets")
+    default = catalog.release(nvcc_version()).default_arch
+    assert default is not None
     obj, _ = nvcc_build(tmp_path, plan)
     lib = tmp_path / "libdefault.so"
     subprocess.run([NVCC or "nvcc", "-shared", "-o", str(lib), str(obj)], check=True,
                    capture_output=True)  # fmt: skip
-    found = containers_in(lib)
-    assert row_archs(plan) in found
-    stubs = [c for c in found if c != row_archs(plan)]
-    assert len(stubs) == 1 and stubs[0][0] != row_archs(plan)[0], found
+    assert sorted(containers_in(lib)) == [
+        (False, row_archs(plan)),
+        (True, (frozenset({default.sass}), frozenset())),
+    ]
 
 
 # ---------------------------------------------------------------- CMake
