@@ -438,3 +438,27 @@ def test_cli_gpus(run_cli) -> None:  # type: ignore[no-untyped-def]
     assert data["gpus"][0]["cc"] == "8.6"
     code, out, _ = run_cli("gpus", "definitely", "not", "a", "gpu")
     assert code == 1
+
+
+def test_sh_format_survives_a_real_shell() -> None:
+    """`eval "$(cuwheel plan -f sh)"` must give the shell exactly the row's lists."""
+    import subprocess
+    import sys
+
+    script = (
+        f'eval "$({sys.executable} -m cuwheel plan --train cu130 --platform linux-x86_64 '
+        '--format sh)" && printf "%s\\n%s\\n" "$TORCH_CUDA_ARCH_LIST" "$CUWHEEL_NVCC_FLAGS"'
+    )
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
+    torch_list, nvcc = out.stdout.splitlines()
+    assert torch_list == "8.0;8.6;8.9;9.0;10.0;12.0+PTX"
+    assert nvcc.split() == [
+        "-gencode=arch=compute_80,code=sm_80",
+        "-gencode=arch=compute_86,code=sm_86",
+        "-gencode=arch=compute_89,code=sm_89",
+        "-gencode=arch=compute_90,code=sm_90",
+        "-gencode=arch=compute_100,code=sm_100",
+        "-gencode=arch=compute_120,code=sm_120",
+        "-gencode=arch=compute_120,code=compute_120",
+    ]
+    assert out.stderr == ""

@@ -163,6 +163,21 @@ def env_lines(plan: Plan, torch_version: str, cmake_version: str) -> tuple[list[
     return lines, list(e.problems)
 
 
+def sh_lines(lines: list[str]) -> list[str]:
+    """``export KEY='VALUE'`` lines a POSIX shell can source (``eval "$(cuwheel plan -f sh)"``).
+
+    The ``env`` format is for ``$GITHUB_ENV`` and ``--env-file``, which take values
+    verbatim; a shell would split ``8.0;8.6`` at the ``;``, so here values are quoted.
+    """
+    import shlex
+
+    out = []
+    for line in lines:
+        key, _, value = line.partition("=")
+        out.append(f"export {key}={shlex.quote(value)}")
+    return out
+
+
 def plan_json(plan: Plan, torch_version: str, cmake_version: str) -> dict[str, Any]:
     """A JSON-ready description of the plan and every consumer's value."""
     e = emit_all(plan, torch_version, cmake_version)

@@ -14,7 +14,7 @@ from cuwheel.errors import ConfigError
 
 __all__ = ["register"]
 
-FORMATS = ("env", "torch", "cmake", "nvcc", "json", "matrix")
+FORMATS = ("env", "sh", "torch", "cmake", "nvcc", "json", "matrix")
 
 
 def register(subparsers: Any) -> None:
@@ -30,7 +30,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("wheel", nargs="?", help="a wheel file name whose row to print")
     p.add_argument(
-        "--format", "-f", choices=FORMATS, default="env", help="output format (default: env)"
+        "--format",
+        "-f",
+        choices=FORMATS,
+        default="env",
+        help="output format (default: env: KEY=VALUE for $GITHUB_ENV; sh: quoted exports)",
     )
     p.add_argument(
         "--train",
@@ -95,5 +99,5 @@ def _run(args: argparse.Namespace) -> int:
     else:
         lines, problems = emit.env_lines(plan, torch_version, cmake_version)
         _warn([f"{p} (left out)" for p in problems])
-        print("\n".join(lines))
+        print("\n".join(emit.sh_lines(lines) if args.format == "sh" else lines))
     return 0
