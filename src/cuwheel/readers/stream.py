@@ -179,23 +179,32 @@ class Scan:
         return keep
 
     def _scan_signatures(self) -> None:
-        assert self.on_signature is not None
+        """Search the new bytes for container signatures, skipping code ranges and the
+        extents of containers already found.  Requests are served after each hit, so a
+        container found early in a chunk has its payload skipped in the same chunk."""
+        on_signature = self.on_signature
+        assert on_signature is not None
         buf, base = self._buf, self._buf_start
         find = buf.find
-        lo = max(self._scanned - 7, base)
+        at = max(self._scanned - 7, base)
         hi = self.pos
         self._scanned = hi
-        skips = sorted(r for r in self.skip + self.skip_known if r[1] > lo and r[0] < hi)
-        self.skip_known = [r for r in self.skip_known if r[1] > hi]
-        at = lo
-        for s0, s1 in [*skips, (hi, hi)]:
-            end = min(s0 + 7, hi)  # a signature may start just before a skipped range
-            if end - at >= 8:
-                i = find(_SIGNATURE, at - base, end - base)
-                while i >= 0:
-                    self.on_signature(base + i)
-                    i = find(_SIGNATURE, i + 8, end - base)
-            at = max(at, s1)
+        while at + 8 <= hi:
+            skips = [r for r in self.skip + self.skip_known if r[1] > at]
+            self.skip_known = [r for r in self.skip_known if r[1] > at]
+            inside = [s1 for s0, s1 in skips if s0 <= at]
+            if inside:
+                at = max(inside)
+                continue
+            nxt = min([s0 for s0, _ in skips if s0 < hi] + [hi])
+            # a signature may start just before a skipped range
+            i = find(_SIGNATURE, at - base, min(nxt + 7, hi) - base)
+            if i < 0:
+                at = nxt if nxt > at else at + 1
+                continue
+            on_signature(base + i)
+            self._pump()
+            at = base + i + 8
 
     def _pump(self) -> None:
         heap = self._heap
