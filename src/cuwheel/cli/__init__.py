@@ -26,7 +26,9 @@ SUBCOMMANDS = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only``, just that subcommand's (the others' modules, and the
+    libraries they import, are not loaded: start-up time matters in CI loops)."""
     parser = argparse.ArgumentParser(
         prog="cuwheel",
         description="Make CUDA wheels run on every GPU they claim.",
@@ -35,13 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in SUBCOMMANDS:
-        importlib.import_module(f"cuwheel.cli.{name}").register(sub)
+        if only is None or name == f"_{only}":
+            importlib.import_module(f"cuwheel.cli.{name}").register(sub)
     return parser
 
 
 def main_inner(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; raises CuwheelError for unusable input or configuration."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Subcommand modules are named after their command (cuwheel.cli._inspect: inspect).
+    first = argv[0] if argv else None
+    only = first if first is not None and f"_{first}" in SUBCOMMANDS else None
+    args = build_parser(only).parse_args(argv)
     handler = args.handler
     code: int = handler(args)
     return code
