@@ -158,4 +158,5 @@ def inventory_to_dict(inv: Inventory, *, full: bool = False) -> dict[str, Any]:
 
 
 def render_json(inv: Inventory, *, full: bool = False) -> str:
-    return json.dumps(inventory_to_dict(inv, full=full), indent=1) + "\n"
+    # No indent: the C encoder only runs without one, and big inventories are large.
+    return json.dumps(inventory_to_dict(inv, full=full), separators=(",", ":")) + "\n"
