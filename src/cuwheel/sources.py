@@ -8,7 +8,6 @@ whose members are inflated here as streams, with isal, never extracted to disk.
 from __future__ import annotations
 
 import email.parser
-import mmap
 import os
 import stat
 import struct
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from cuwheel.errors import InputError
 from cuwheel.inventory import Binary, Problem, WheelInfo
 from cuwheel.readers.binary import SNIFF_BYTES, read_binary, sniff
-from cuwheel.readers.stream import Chunk
+from cuwheel.readers.stream import Chunk, FileBuffer
 
 __all__ = [
     "MAX_MEMBER_SIZE",
@@ -65,15 +64,14 @@ def unsafe_member_name(name: str) -> str | None:
 
 
 def file_chunks(path: str) -> Callable[[], Iterator[Chunk]]:
-    """Chunk source for a file on disk: the whole file, mmap'ed, as one chunk."""
+    """Chunk source for a file on disk: the whole file as one chunk, read on demand."""
 
     def gen() -> Iterator[Chunk]:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size == 0:
                 return
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-                yield m
+            yield FileBuffer(f.fileno(), size)
 
     return gen
 

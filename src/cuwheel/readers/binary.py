@@ -264,7 +264,7 @@ def _raise_first(path: str, problems: list[str]) -> None:
 def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str) -> Binary:
     if size > MAX_RAW_DEVICE_FILE:
         raise InputError(path, f"{size} bytes is too large for a {kind} file")
-    data = b"".join(bytes(c) for c in open_chunks())
+    data = b"".join(bytes(c[:]) for c in open_chunks())
     if len(data) != size:
         raise InputError(path, f"read {len(data)} bytes, expected {size}")
     if kind == "cubin":

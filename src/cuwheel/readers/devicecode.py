@@ -10,7 +10,6 @@ corrupt), candidates elsewhere that do not validate are just bytes that look ali
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cuwheel.devicecode.cubin import parse_cubin
@@ -56,7 +55,6 @@ class Candidate:
     toolkit: Toolkit | None = None
     decodes: int = 0
     index: int = 0  # order among the candidates found
-    on_done: Callable[[int], None] | None = None
     skipped: bool = False  # its extent was left out of the signature search
 
     @property
@@ -91,36 +89,76 @@ class ContainerCollector:
 
     def walk_region(self, region: Region) -> None:
         """Follow the container chain of a device-code section of a resident file."""
-        self._walk_from(region.start, region.end)
-
-    def _walk_from(self, at: int, end: int) -> None:
+        at, end = region.start, region.end
+        peek = self.scan.peek
         while at + 16 <= end:
-            head = self.scan.peek(at, 8)
+            head = peek(at, 8)
             if head == _SIGNATURE8:
-                self.on_signature(at, lambda nxt: self._walk_from(nxt, end))
-                return
-            if head != bytes(8):
+                cand = self._candidate(at)
+                if cand is None:
+                    return
+                self._read_resident(cand)
+                if not cand.valid:
+                    return  # assign_containers reports the section
+                at = cand.end
+            elif head == bytes(8):
+                at += 8  # zero padding that aligns containers (binary-formats.md 1.6)
+            else:
                 return  # not a container: assign_containers reports the section
-            at += 8  # zero padding that aligns containers (binary-formats.md 1.6)
 
     def search_region(self, region: Region) -> None:
         """Look for containers anywhere in a data section of a resident file."""
         for hit in self.scan.find_signatures(region.start, region.end):
-            self.on_signature(hit)
+            cand = self._candidate(hit)
+            if cand is not None:
+                self._read_resident(cand)
 
-    def on_signature(self, offset: int, on_done: Callable[[int], None] | None = None) -> None:
+    def _candidate(self, offset: int) -> Candidate | None:
         if offset in self.candidates:
-            return
+            return None
         if len(self.candidates) >= MAX_CANDIDATES:
             raise FatbinError(f"more than {MAX_CANDIDATES} fatbin container signatures")
-        cand = Candidate(offset, index=len(self.candidates), on_done=on_done)
+        cand = Candidate(offset, index=len(self.candidates))
         self.candidates[offset] = cand
+        return cand
+
+    def _read_resident(self, cand: Candidate) -> None:
+        """Walk a container of a resident file in a loop: no requests, no recursion."""
+        peek = self.scan.peek
+        if cand.offset + CONTAINER_HEADER_SIZE > self.scan.size:
+            cand.error = "truncated container header"
+            return
+        self._container(cand, peek(cand.offset, CONTAINER_HEADER_SIZE), walk=False)
+        if cand.error is not None:
+            return
+        at = cand.offset + CONTAINER_HEADER_SIZE
+        while at != cand.end:
+            if at + ENTRY_FIXED_SIZE > cand.end:
+                cand.error = f"{cand.end - at} stray bytes after the last entry"
+                return
+            data = peek(at, ENTRY_FIXED_SIZE)
+            try:
+                hdr = parse_entry_header(data, cand.end - at)
+            except FatbinError as exc:
+                cand.error = f"entry at 0x{at:x}: {exc}"
+                return
+            if hdr.identifier_length and hdr.header_size > ENTRY_FIXED_SIZE:
+                data = peek(at, hdr.header_size)
+            self._add(cand, at, hdr, data)
+            at += hdr.size
+        cand.complete = True
+
+    def on_signature(self, offset: int) -> None:
+        """A signature seen while streaming: walk the candidate through requests."""
+        cand = self._candidate(offset)
+        if cand is None:
+            return
         if offset + CONTAINER_HEADER_SIZE > self.scan.size:
             cand.error = "truncated container header"
             return
         self.scan.request(offset, CONTAINER_HEADER_SIZE, lambda b: self._container(cand, b))
 
-    def _container(self, cand: Candidate, data: bytes) -> None:
+    def _container(self, cand: Candidate, data: bytes, walk: bool = True) -> None:
         try:
             hdr = parse_container_header(data)
         except FatbinError as exc:
@@ -138,13 +176,12 @@ class ContainerCollector:
             # caller reads the file again without skipping (see unsafe_skips).
             cand.skipped = True
             self.scan.skip_known.append((cand.offset + CONTAINER_HEADER_SIZE, cand.end))
-        self._next_entry(cand, cand.offset + CONTAINER_HEADER_SIZE)
+        if walk:
+            self._next_entry(cand, cand.offset + CONTAINER_HEADER_SIZE)
 
     def _next_entry(self, cand: Candidate, at: int) -> None:
         if at == cand.end:
             cand.complete = True
-            if cand.on_done is not None:
-                cand.on_done(cand.end)
             return
         if at + ENTRY_FIXED_SIZE > cand.end:
             cand.error = f"{cand.end - at} stray bytes after the last entry"
@@ -190,7 +227,10 @@ class ContainerCollector:
             else:
                 take, limit = min(stored, PAYLOAD_PREFIX_IN), PAYLOAD_PREFIX_OUT
         cand.decodes += 1
-        self.scan.request(start, take, lambda b: self._payload(cand, index, hdr, b, limit))
+        if self.scan.resident:
+            self._payload(cand, index, hdr, self.scan.peek(start, take), limit)
+        else:
+            self.scan.request(start, take, lambda b: self._payload(cand, index, hdr, b, limit))
 
     def _payload(
         self, cand: Candidate, index: int, hdr: EntryHeader, data: bytes, limit: int

@@ -39,6 +39,21 @@ DT_FLAGS_1, DF_1_PIE = 0x6FFFFFFB, 0x08000000
 # .dynamic, and keeping them avoids a second pass over a streamed file.
 HEAD_BYTES = 4 << 20
 MAX_TABLE = 256 << 20
+# Loadable sections that hold toolchain tables, never embedded data: not searched.
+NOT_DATA_SECTIONS = (
+    ".eh_frame",
+    ".gcc_except_table",
+    ".got",
+    ".nvFatBinSegment",
+    "__nv_module_id",
+    ".nvHR",
+    ".note",
+    ".gnu",
+    ".interp",
+    ".tdata",
+    ".ctors",
+    ".dtors",
+)
 # At most this much of the writable segments is kept for the fatbin wrapper records.
 MAX_RW_KEPT = 64 << 20
 WRAPPER_MAGIC = 0x466243B1  # .nvFatBinSegment record (binary-formats.md 1.2)
@@ -239,8 +254,12 @@ class ElfReader:
                     end=self.base + off + size,
                     device_code=relocatable is not None,
                     relocatable=bool(relocatable),
-                    # SHT_PROGBITS, SHF_ALLOC and not SHF_EXECINSTR: loadable data.
-                    searchable=relocatable is None and sh_type == 1 and flags & 6 == 2,
+                    # SHT_PROGBITS, SHF_ALLOC and not SHF_EXECINSTR: loadable data, except
+                    # the tables the toolchain itself writes there.
+                    searchable=relocatable is None
+                    and sh_type == 1
+                    and flags & 6 == 2
+                    and not name.startswith(NOT_DATA_SECTIONS),
                 )
             )
         self.facts.sections = regions

@@ -168,7 +168,10 @@ class PeReader:
                     device_code=relocatable is not None,
                     relocatable=bool(relocatable),
                     # initialised data, not code or executable
-                    searchable=relocatable is None and chars & 0x20000060 == 0x40,
+                    searchable=relocatable is None
+                    and chars & 0x20000060 == 0x40
+                    and name not in (".pdata", ".xdata", ".reloc", ".rsrc", ".idata",
+                                     ".edata", ".tls", ".CRT", ".nvFatBi", "__nv_mod"),
                 )
             )
         self.facts.sections = regions
