@@ -62,7 +62,7 @@ def _run(
 ) -> None:
     """Stream the file through ``scan``.
 
-    A file that arrives as one chunk (mmap'ed, or small) is resident: its device-code
+    A file that arrives as one chunk (on disk, or small) is resident: its device-code
     sections are walked container by container and only its other data sections are
     searched for the signature.  A streamed file is searched everywhere as it passes,
     since its section table comes last.
@@ -83,7 +83,7 @@ def _run(
         scan.serve()
         scan.finish()
         # Run the source to its end: a wheel member checks its size and CRC there (and
-        # an mmap'ed file is closed), even when its one chunk was all that was needed.
+        # a file on disk is closed), even when its one chunk was all that was needed.
         if next(chunks, None) is not None:
             raise StreamError(f"the data is longer than its declared size of {scan.size} bytes")
         return

@@ -5,7 +5,7 @@ memory, so readers do not read at will: they *request* ranges with a callback, a
 ``Scan`` calls each callback once the range has streamed in.  Callbacks may request
 more ranges.  A range already gone by (outside the trailing window) is recorded as
 missed; the driver then streams the file again and serves only those, stopping as soon
-as none is pending.  A file already in memory (or mmap'ed) is one chunk, so every
+as none is pending.  A file in memory or on disk is one chunk, so every
 request is served at once and nothing is ever missed.
 
 While streaming, the scan also looks for the fatbin container signature everywhere,
@@ -60,7 +60,7 @@ class FileBuffer:
             at = stop - overlap
         return -1
 
-# A chunk of the file: bytes, or a whole mmap'ed file (sliced into bytes on demand).
+# A chunk of the file: bytes, or a whole file (mmap or FileBuffer, sliced on demand).
 Chunk = Union[bytes, bytearray, mmap.mmap, "FileBuffer"]
 
 # Container magic + version 1 + header size 16 (binary-formats.md section 2).
@@ -160,7 +160,7 @@ class Scan:
     def peek(self, start: int, length: int) -> bytes:
         """Bytes of a resident file, read at once (callers check ``resident`` first).
 
-        A resident buffer is bytes or an mmap, whose slices are already bytes: this is
+        A resident buffer is bytes, an mmap or a FileBuffer, whose slices are bytes: this is
         the hot path of walking a big file's containers."""
         return self._buf[start : start + length]  # type: ignore[return-value]
 
