@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -63,6 +62,8 @@ def inspect(
     names = list(dists)
     if env:
         seen = set()
+        import importlib.metadata  # only here: it costs start-up time
+
         for d in importlib.metadata.distributions():
             n = d.metadata["Name"]
             if n and n.lower() not in seen:
@@ -123,6 +124,8 @@ def _inspect_files(kind: str, label: str, paths: list[str], payload: str) -> Sou
 
 
 def _inspect_dist(name: str, payload: str) -> Source:
+    import importlib.metadata
+
     try:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:

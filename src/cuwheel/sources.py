@@ -7,7 +7,6 @@ whose members are inflated here as streams, with isal, never extracted to disk.
 
 from __future__ import annotations
 
-import email.parser
 import os
 import stat
 import struct
@@ -265,6 +264,8 @@ def wheel_info(wf: WheelFile) -> WheelInfo | None:
     if meta_name:
         raw = wf.read_small(meta_name)
         if raw is not None:
+            import email.parser
+
             msg = email.parser.BytesHeaderParser().parsebytes(raw)
             requires = tuple(msg.get_all("Requires-Dist") or ())
             if not vstr:
