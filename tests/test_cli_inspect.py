@@ -129,3 +129,25 @@ def test_python_dash_m_and_console_script_agree() -> None:
                for e in c["entries"]]
     # -gencode arch=compute_100f,code=sm_100f: the f is kept (cuobjdump drops it)
     assert set(targets) == {"sm_100f"}
+
+
+def test_bzip2_and_lzma_members_are_read_and_corrupt_ones_reported(tmp_path: Path) -> None:
+    import zipfile
+
+    data = (BIN / "sm90a.so").read_bytes()
+    good = tmp_path / "good-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(good, "w") as z:
+        z.writestr("a/bz.so", data, compress_type=zipfile.ZIP_BZIP2)
+        z.writestr("a/xz.so", data, compress_type=zipfile.ZIP_LZMA)
+    (mapped,) = cuwheel.inspect(BIN / "sm90a.so").binaries
+    inv = cuwheel.inspect(good)
+    assert not inv.problems
+    assert [b.containers for b in inv.binaries] == [mapped.containers] * 2
+    # Corrupt the bzip2 stream in the middle: one Problem, no exception.
+    raw = bytearray(good.read_bytes())
+    at = raw.find(b"BZh") + 200
+    raw[at : at + 64] = bytes(64)
+    bad = tmp_path / "bad-1.0-py3-none-any.whl"
+    bad.write_bytes(bytes(raw))
+    inv = cuwheel.inspect(bad)
+    assert [p.path.endswith("a/bz.so") for p in inv.problems] == [True]

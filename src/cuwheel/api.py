@@ -199,15 +199,23 @@ def _inspect_wheel(
         if workers > 1 and big_bytes >= _PARALLEL_THRESHOLD and len(tasks) > 1:
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                futures: list[tuple[Future[list[tuple[str, list[Binary], list[Problem]]]], int]]
-                futures = [(pool.submit(_wheel_task, path, t, limits, payload), s)
-                           for t, s in zip(tasks, sizes, strict=True)]
-                for fut, s in futures:
-                    results += fut.result()
-                    done += s
-                    if progress:
-                        progress(path, done, total)
+            # Forked workers inherit the open wheel (its central directory already read;
+            # reads use pread, so sharing the descriptor is safe).
+            _open_wheels[path] = wf
+            try:
+                with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                    futures: list[
+                        tuple[Future[list[tuple[str, list[Binary], list[Problem]]]], int]
+                    ]
+                    futures = [(pool.submit(_wheel_task, path, t, limits, payload), s)
+                               for t, s in zip(tasks, sizes, strict=True)]
+                    for fut, s in futures:
+                        results += fut.result()
+                        done += s
+                        if progress:
+                            progress(path, done, total)
+            finally:
+                _open_wheels.pop(path, None)
         else:
             for t in tasks:
                 for name in t:
@@ -215,7 +223,6 @@ def _inspect_wheel(
                     done += wf.infos[name].file_size
                     if progress:
                         progress(path, done, total)
-            _open_wheels.pop(path, None)
         results.sort(key=lambda r: order[r[0]])
         binaries = [b for _, bs, _ in results for b in bs]
         problems += [p for _, _, ps in results for p in ps]

@@ -196,16 +196,22 @@ class WheelFile:
                     crc = isal_zlib.crc32(out, crc)
                 yield out
         else:
-            with self.zip.open(info) as f:  # rare methods (bzip2, lzma): zipfile's stream
-                while produced < want:
-                    piece = f.read(min(OUT_SIZE, want - produced))
-                    if not piece:
-                        break
-                    produced += len(piece)
-                    yield piece
-                if limit is None and f.read(1):
-                    raise InputError(where, "inflates beyond its declared size")
-                crc = info.CRC  # zipfile checks the CRC itself
+            # Rare methods (bzip2, lzma): zipfile's own stream, on a zip object of our own,
+            # since a forked worker shares this one's file offset with its siblings.
+            try:
+                with zipfile.ZipFile(self.path) as own, own.open(info) as f:
+                    while produced < want:
+                        piece = f.read(min(OUT_SIZE, want - produced))
+                        if not piece:
+                            break
+                        produced += len(piece)
+                        yield piece
+                    if limit is None and f.read(1):
+                        raise InputError(where, "inflates beyond its declared size")
+            except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError,
+                    RuntimeError, ValueError) as exc:
+                raise InputError(where, f"cannot decompress ({exc})") from None
+            crc = info.CRC  # zipfile checks the CRC itself
         if limit is None:
             if produced != declared:
                 raise InputError(where, f"inflates to {produced} bytes, declared {declared}")
