@@ -184,7 +184,9 @@ class ElfReader:
         if not self.scan.resident:
             budget = MAX_RW_KEPT
             for f, off, filesz in load_flags:
-                if f & 2 and 0 < filesz <= budget:
+                # Best effort: a segment outside the file is left for the section table
+                # (and its checks) to judge, exactly as for a file read from disk.
+                if f & 2 and 0 < filesz <= budget and off + filesz <= self.size:
                     budget -= filesz
                     self._get(off, filesz, lambda b, o=off: self._rw.append((o, b)))
         if self._skip_code and any(f & 7 == 4 for f, _, _ in load_flags):
