@@ -596,7 +596,14 @@ def _mutate(data: bytes, edits: list[tuple[int, int]], cut: int | None) -> bytes
     return bytes(buf)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+# CI runs a fixed set of examples (derandomized) so a green run stays green; set
+# CUWHEEL_FUZZ=N locally to explore N fresh random examples per test.
+_FUZZ_N = int(os.environ.get("CUWHEEL_FUZZ", "0"))
+_FUZZ_FIXED = _FUZZ_N == 0
+
+
+@settings(max_examples=_FUZZ_N or 200, deadline=None, derandomize=_FUZZ_FIXED,
+          database=None, suppress_health_check=list(HealthCheck))
 @given(
     name=st.sampled_from(FUZZ),
     edits=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), max_size=12),
@@ -614,7 +621,8 @@ def test_fuzzed_fixture_never_raises(name: str, edits: list[tuple[int, int]],
             assert_one_line(prob, name)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=_FUZZ_N or 60, deadline=None, derandomize=_FUZZ_FIXED,
+          database=None, suppress_health_check=list(HealthCheck))
 @given(
     name=st.sampled_from(FUZZ),
     edits=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), max_size=8),
