@@ -151,3 +151,20 @@ def test_bzip2_and_lzma_members_are_read_and_corrupt_ones_reported(tmp_path: Pat
     bad.write_bytes(bytes(raw))
     inv = cuwheel.inspect(bad)
     assert [p.path.endswith("a/bz.so") for p in inv.problems] == [True]
+
+
+def test_control_characters_from_hostile_names_stay_on_one_line(tmp_path: Path) -> None:
+    from wheelfactory import raw_zip
+
+    whl = tmp_path / "evil-1.0-py3-none-any.whl"
+    raw_zip(whl, [(b"lib/a\nb\r.so", b"\x7fELF" + bytes(60))])
+    (problem,) = cuwheel.inspect(whl).problems
+    assert "\n" not in str(problem) and "\r" not in str(problem)
+    assert "a\\nb\\r.so" in problem.path
+    # a PE section name of control characters, reported from inside the file
+    data = bytearray((BIN / "win_rdc.dll").read_bytes())
+    data[134] = 18  # NumberOfSections: the extra section headers are garbage
+    dll = tmp_path / "w.dll"
+    dll.write_bytes(bytes(data))
+    for p in cuwheel.inspect(dll).problems:
+        assert str(p).isprintable()

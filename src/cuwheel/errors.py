@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "CuwheelError", "InputError"]
+__all__ = ["ConfigError", "CuwheelError", "InputError", "one_line"]
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters escaped: names read from hostile files (section
+    names, member names) must not break a one-line error message."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
 
 
 class CuwheelError(Exception):
@@ -19,6 +27,7 @@ class InputError(CuwheelError):
     """
 
     def __init__(self, path: str, problem: str) -> None:
+        path, problem = one_line(path), one_line(problem)
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem

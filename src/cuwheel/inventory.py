@@ -200,6 +200,13 @@ class Problem:
     path: str
     message: str
 
+    def __post_init__(self) -> None:
+        # Paths and messages may carry names read from hostile files; keep them one line.
+        from cuwheel.errors import one_line
+
+        object.__setattr__(self, "path", one_line(self.path))
+        object.__setattr__(self, "message", one_line(self.message))
+
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
 

@@ -73,13 +73,16 @@ def _run(
         scan.feed(first)
     if scan.resident:
         found = regions()
-        if not found:
-            collector.search_region(Region("", 0, scan.size, False, False))
         for region in found:
             if region.device_code:
                 collector.walk_region(region)
             elif region.searchable:
                 collector.search_region(region)
+        # Bytes no section claims are searched too, as a stream search sees them: then
+        # both ways of reading a file find the same containers (assign_containers drops
+        # what a stream search finds inside sections that are not searched).
+        for start, end in _gaps(found, scan.size):
+            collector.search_region(Region("", start, end, False, False))
         scan.serve()
         scan.finish()
         # Run the source to its end: a wheel member checks its size and CRC there (and
@@ -104,6 +107,18 @@ def _run(
         raise StreamError("its structures could not be located in a bounded number of passes")
     if unsafe_skips(collector.candidates):
         raise _Reread
+
+
+def _gaps(regions: list[Region], size: int) -> list[tuple[int, int]]:
+    """The ranges of [0, size) that no region covers."""
+    out, at = [], 0
+    for r in sorted(regions, key=lambda r: r.start):
+        if r.start > at:
+            out.append((at, min(r.start, size)))
+        at = max(at, r.end)
+    if at < size:
+        out.append((at, size))
+    return [(a, b) for a, b in out if b - a >= 8]
 
 
 class _Reread(Exception):

@@ -280,6 +280,8 @@ def assign_containers(
         if off < last_end:
             continue  # inside a container already kept (e.g. in a stored payload)
         region = next((r for r in regions if r.start <= off < r.end), None)
+        if region is not None and not (region.device_code or region.searchable):
+            continue  # code or toolchain tables: not searched when the file is on disk
         if cand.valid and (region is None or cand.end <= region.end):
             kept.append((cand, region))
             last_end = cand.end
