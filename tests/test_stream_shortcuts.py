@@ -67,3 +67,24 @@ def test_streamed_and_mapped_reads_agree_on_every_fixture_with_tiny_chunks(
     for name, b in zip(names, streamed, strict=True):
         (mapped,) = cuwheel.inspect(BIN / name).binaries
         assert b.containers == mapped.containers, name
+
+
+@pytest.mark.parametrize(
+    ("offset", "value"),
+    [
+        (508, 32),  # a section's characteristics now say "code": the stream search skips
+        # bytes that hold __nv_rel, so the member must be read again without skipping
+        (134, 1),  # NumberOfSections 1: the device code lies outside every known section
+    ],
+)
+def test_damaged_pe_section_table_reads_the_same_streamed_and_on_disk(
+    tmp_path: Path, small_chunks: None, offset: int, value: int
+) -> None:
+    data = bytearray((BIN / "win_rdc.dll").read_bytes())
+    data[offset] = value
+    on_disk = tmp_path / "w.dll"
+    on_disk.write_bytes(bytes(data))
+    whl = make_wheel(tmp_path, {"pkg/w.dll": bytes(data)})
+    mapped, streamed = cuwheel.inspect(on_disk), cuwheel.inspect(whl)
+    assert [p.message for p in mapped.problems] == [p.message for p in streamed.problems]
+    assert _facts(mapped) == _facts(streamed)

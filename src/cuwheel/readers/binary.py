@@ -105,7 +105,10 @@ def _run(
             scan.finish()
     if scan.missed:
         raise StreamError("its structures could not be located in a bounded number of passes")
-    if unsafe_skips(collector.candidates):
+    if unsafe_skips(collector.candidates) or any(
+        r.device_code and a < r.end and r.start < b for r in regions() for a, b in scan.skip
+    ):
+        # a false candidate's extent, or code ranges that hold a device-code section
         raise _Reread
 
 
@@ -170,12 +173,6 @@ def _read(
         elf = ElfReader(scan, 0, size, skip_code=skip_code)
         _run(scan, open_chunks, collector, lambda: elf.facts.sections)
         facts = elf.finish()
-        if scan.skip and any(
-            r.device_code and a < r.end and r.start < b
-            for r in facts.sections
-            for a, b in scan.skip
-        ):
-            raise _Reread
         containers, problems = assign_containers(
             collector.candidates, facts.sections, wrappers=facts.wrappers
         )
@@ -196,7 +193,7 @@ def _read(
             )
         ]
     if kind == "pe":
-        pe = PeReader(scan, 0, size)
+        pe = PeReader(scan, 0, size, skip_code=skip_code)
         _run(scan, open_chunks, collector, lambda: pe.facts.sections)
         pfacts = pe.finish()
         containers, problems = assign_containers(

@@ -44,8 +44,9 @@ class PeFacts:
 
 
 class PeReader:
-    def __init__(self, scan: Scan, base: int, size: int) -> None:
+    def __init__(self, scan: Scan, base: int, size: int, *, skip_code: bool = False) -> None:
         self.scan = scan
+        self._skip_code = skip_code
         self.base = base
         self.size = size
         self.facts = PeFacts()
@@ -107,7 +108,7 @@ class PeReader:
             long_names |= raw_name.startswith("/")
             self._secs.append((raw_name, va, vsize, rawsize, rawptr))
             self._chars.append(chars)
-            if chars & 0x20000020 and rawptr:  # code / executable: no device code in it
+            if self._skip_code and chars & 0x20000020 and rawptr:  # code: no device code
                 self.scan.skip.append((self.base + rawptr, self.base + rawptr + rawsize))
         for (name, _va, vsize, rawsize, rawptr) in self._secs:
             length = min(vsize, rawsize) if vsize else rawsize
