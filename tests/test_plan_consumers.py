@@ -340,3 +340,28 @@ def test_torch_rejects_what_cuwheel_refuses(item: str) -> None:
     with pytest.raises(ValueError, match="Unknown CUDA arch"):
         torch_flags(item)
     assert Arch.parse(item) not in catalog.torch_consumer(TORCH).accepted
+
+
+@needs_torch
+def test_catalog_lists_exactly_what_the_installed_torch_accepts() -> None:
+    """consumers.toml's accepted list for this torch equals what its parser takes, over
+    every X.Y / X.Ya / X.Yf spelling from 3.0 to 13.9."""
+    candidates = [f"{major}.{minor}{v}" for major in range(3, 14) for minor in range(10)
+                  for v in ("", "a", "f")]
+    code = (
+        "import json, os, sys, torch.utils.cpp_extension as c\n"
+        "ok = []\n"
+        "for item in json.loads(sys.argv[1]):\n"
+        "    os.environ['TORCH_CUDA_ARCH_LIST'] = item\n"
+        "    try:\n"
+        "        c._get_cuda_arch_flags()\n"
+        "    except ValueError:\n"
+        "        continue\n"
+        "    ok.append(item)\n"
+        "print(json.dumps(ok))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(candidates)],
+                         capture_output=True, text=True, check=True)
+    accepted_by_torch = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    accepted_by_catalog = {a.dotted for a in catalog.torch_consumer(TORCH).accepted}
+    assert accepted_by_catalog == accepted_by_torch
