@@ -88,3 +88,31 @@ def test_damaged_pe_section_table_reads_the_same_streamed_and_on_disk(
     mapped, streamed = cuwheel.inspect(on_disk), cuwheel.inspect(whl)
     assert [p.message for p in mapped.problems] == [p.message for p in streamed.problems]
     assert _facts(mapped) == _facts(streamed)
+
+
+def test_searching_a_file_on_disk_reads_each_byte_about_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cuFFT keeps 18,227 containers in .data: the search must not re-read the section
+    from each hit onwards (that once cost 13 s of system time)."""
+    import cuwheel.readers.stream as stream
+
+    sig = b"\x50\xed\x55\xba\x01\x00\x10\x00"
+    blob = (sig + bytes(56)) * 5000 + sig  # a signature every 64 bytes, one at the end
+    path = tmp_path / "many.bin"
+    path.write_bytes(blob)
+    monkeypatch.setattr(stream, "_SEARCH_PIECE", 4100)  # many pieces, signatures straddling
+    read = []
+    real_pread = stream.os.pread
+
+    def counting_pread(fd: int, n: int, off: int) -> bytes:
+        read.append(n)
+        return real_pread(fd, n, off)
+
+    monkeypatch.setattr(stream.os, "pread", counting_pread)
+    with open(path, "rb") as f:
+        scan = stream.Scan(len(blob))
+        scan.feed(stream.FileBuffer(f.fileno(), len(blob)))
+        hits = scan.find_signatures(0, len(blob))
+    assert hits == [64 * i for i in range(5001)]
+    assert sum(read) < 2 * len(blob)

@@ -65,6 +65,8 @@ Chunk = Union[bytes, bytearray, mmap.mmap, "FileBuffer"]
 
 # Container magic + version 1 + header size 16 (binary-formats.md section 2).
 _SIGNATURE = b"\x50\xed\x55\xba\x01\x00\x10\x00"
+# Bytes read at a time when searching a section of a file on disk.
+_SEARCH_PIECE = 16 << 20
 # Bytes kept behind the stream's head, so that requests for something just passed
 # (a string table right before the section headers) need no second pass.
 DEFAULT_WINDOW = 1 << 20
@@ -172,12 +174,20 @@ class Scan:
     def find_signatures(self, start: int, end: int) -> list[int]:
         """Container signatures in [start, end) of a resident file."""
         assert self.resident
-        hits = []
-        find = self._buf.find
-        i = find(_SIGNATURE, start, end)
-        while i >= 0:
-            hits.append(i)
-            i = find(_SIGNATURE, i + 8, end)
+        hits: list[int] = []
+        # Read in pieces, each once: a section holding thousands of containers (cuFFT's
+        # .data) must not be re-read from every hit onwards.
+        at = start
+        while at < end:
+            stop = min(end, at + _SEARCH_PIECE)
+            piece = self._buf[at:stop]
+            i = piece.find(_SIGNATURE)
+            while i >= 0:
+                hits.append(at + i)
+                i = piece.find(_SIGNATURE, i + 8)
+            if stop >= end:
+                break
+            at = stop - (len(_SIGNATURE) - 1)  # a signature may straddle two pieces
         return hits
 
     def feed_all(self, chunks: Iterable[Chunk]) -> None:
