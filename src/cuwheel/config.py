@@ -12,7 +12,6 @@ Selecting a row (:func:`select_plan`): explicit train / platform, then a wheel's
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 import sysconfig
@@ -25,6 +24,7 @@ from typing import Any
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from cuwheel import catalog
+from cuwheel._validate import did_you_mean, str_list
 from cuwheel.arch import Arch, ArchSpellingError
 from cuwheel.checks.policy import CheckPolicy, parse_check_table
 from cuwheel.errors import ConfigError
@@ -83,17 +83,7 @@ class Config:
 
 
 def _did_you_mean(key: str, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
-
-
-def _str_list(value: object, where: str, problems: list[str]) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    problems.append(f"{where}: expected a string or a list of strings, got {value!r}")
-    return []
+    return did_you_mean(key, known) or f"; known keys: {', '.join(known)}"
 
 
 def _archs(values: list[str], where: str, problems: list[str]) -> tuple[Arch, ...]:
@@ -119,7 +109,7 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
     if "cuda" not in raw:
         problems.append(f'{where}: missing key \'cuda\' (e.g. cuda = "13.0", "13" or "cpu")')
         return None
-    cuda = [c.strip().lower() for c in _str_list(raw["cuda"], f"{where}: cuda", problems)]
+    cuda = [c.strip().lower() for c in str_list(raw["cuda"], f"{where}: cuda", problems)]
     cuda = [c[:-2] if c.endswith(".x") else c for c in cuda]
     is_cpu = cuda == ["cpu"]
     if "cpu" in cuda and not is_cpu:
@@ -130,13 +120,13 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
         platform = None
     if platform is None and not is_cpu:
         problems.append(f"{where}: a CUDA row needs a platform (e.g. 'linux-x86_64')")
-    sass = _archs(_str_list(raw.get("sass", []), f"{where}: sass", problems), where, problems)
+    sass = _archs(str_list(raw.get("sass", []), f"{where}: sass", problems), where, problems)
     ptx_raw = raw.get("ptx", "none" if is_cpu else "newest")
     ptx: str | tuple[Arch, ...]
     if isinstance(ptx_raw, str) and ptx_raw in PTX_POLICIES:
         ptx = ptx_raw
     elif isinstance(ptx_raw, list):
-        ptx = _archs(_str_list(ptx_raw, f"{where}: ptx", problems), where, problems)
+        ptx = _archs(str_list(ptx_raw, f"{where}: ptx", problems), where, problems)
     else:
         problems.append(
             f"{where}: ptx must be 'newest', 'none' or a list of architectures, got {ptx_raw!r}"
@@ -195,7 +185,7 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
     problems.extend(f"{source}: {p}" for p in row_problems + errors)
 
     trains: list[Train] = []
-    for t in _str_list(merged.get("trains", []), f"{source}: trains", problems):
+    for t in str_list(merged.get("trains", []), f"{source}: trains", problems):
         try:
             train = parse_train(t)
         except ConfigError as exc:
@@ -204,7 +194,7 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
         trains.append(train)
         if not any(r.covers(train) for r in rows):
             problems.append(f"{source}: trains: {train} has no row; add one or drop the train")
-    python = _str_list(merged.get("python", []), f"{source}: python", problems)
+    python = str_list(merged.get("python", []), f"{source}: python", problems)
     versions: dict[str, str] = {}
     for key in ("torch-version", "cmake-version"):
         value = merged.get(key)

@@ -18,12 +18,12 @@ Keys (all optional)::
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cuwheel._validate import did_you_mean, str_list
 from cuwheel.arch import Arch, ArchSpellingError
 from cuwheel.checks.codes import CODES, Severity, known_prefix
 
@@ -88,11 +88,6 @@ class CheckPolicy:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
-def _close(word: str, known: Sequence[str]) -> str:
-    m = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
-    return f"; did you mean {m[0]!r}?" if m else ""
-
-
 def parse_prefixes(values: Sequence[str], where: str, problems: list[str]) -> tuple[str, ...]:
     """Code prefixes (``DC``, ``dep0``, ``RP002``; commas allowed), each checked."""
     out: list[str] = []
@@ -102,21 +97,11 @@ def parse_prefixes(values: Sequence[str], where: str, problems: list[str]) -> tu
             if not p:
                 continue
             if not known_prefix(p):
-                problems.append(
-                    f"{where}: {item.strip()!r} is no check code or prefix{_close(p, list(CODES))}"
-                )
+                hint = did_you_mean(p, list(CODES))
+                problems.append(f"{where}: {item.strip()!r} is no check code or prefix{hint}")
                 continue
             out.append(p)
     return tuple(out)
-
-
-def _strs(value: object, where: str, problems: list[str]) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    problems.append(f"{where}: expected a string or a list of strings, got {value!r}")
-    return []
 
 
 def _bool(value: object, where: str, problems: list[str]) -> bool | None:
@@ -135,13 +120,13 @@ def parse_check_table(raw: object, where: str, problems: list[str]) -> CheckPoli
         return CheckPolicy()
     for key in raw:
         if key not in CHECK_KEYS:
-            hint = _close(key, CHECK_KEYS) or f"; known keys: {', '.join(CHECK_KEYS)}"
+            hint = did_you_mean(key, CHECK_KEYS) or f"; known keys: {', '.join(CHECK_KEYS)}"
             problems.append(f"{where}: unknown key {key!r}{hint}")
     changes: dict[str, Any] = {}
     for key in ("select", "ignore"):
         if key in raw:
             changes[key] = parse_prefixes(
-                _strs(raw[key], f"{where}.{key}", problems), f"{where}.{key}", problems
+                str_list(raw[key], f"{where}.{key}", problems), f"{where}.{key}", problems
             )
     if "fail-on" in raw:
         v = raw["fail-on"]
@@ -162,7 +147,7 @@ def parse_check_table(raw: object, where: str, problems: list[str]) -> CheckPoli
                 changes[key.replace("-", "_")] = b
     if "allow-extra" in raw:
         archs: list[Arch] = []
-        for text in _strs(raw["allow-extra"], f"{where}.allow-extra", problems):
+        for text in str_list(raw["allow-extra"], f"{where}.allow-extra", problems):
             try:
                 archs.append(Arch.parse(text))
             except ArchSpellingError as exc:
@@ -170,7 +155,7 @@ def parse_check_table(raw: object, where: str, problems: list[str]) -> CheckPoli
         changes["allow_extra"] = tuple(archs)
     for key in ("owned-symbols", "no-cuda"):
         if key in raw:
-            changes[key.replace("-", "_")] = tuple(_strs(raw[key], f"{where}.{key}", problems))
+            changes[key.replace("-", "_")] = tuple(str_list(raw[key], f"{where}.{key}", problems))
     if "waivers" in raw:
         changes["waivers"] = _waivers(raw["waivers"], f"{where}.waivers", problems)
     return replace(CheckPolicy(), **changes)
@@ -188,7 +173,7 @@ def _waivers(raw: object, where: str, problems: list[str]) -> tuple[Waiver, ...]
             continue
         for key in item:
             if key not in WAIVER_KEYS:
-                problems.append(f"{w}: unknown key {key!r}{_close(key, WAIVER_KEYS)}")
+                problems.append(f"{w}: unknown key {key!r}{did_you_mean(key, WAIVER_KEYS)}")
         values = {k: item.get(k) for k in WAIVER_KEYS}
         ok = True
         for k in WAIVER_KEYS:
