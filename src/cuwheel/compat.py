@@ -1,32 +1,37 @@
-"""Will this code run on GPU X with driver Y: CUDA's loading rules applied to inventory facts.
+"""Will this code run on GPU X with driver Y: targets (GPUs and drivers) and how container
+verdicts roll up into a library, a wheel and a support matrix (docs/compat.md).
 
-Pure functions over :mod:`cuwheel.inventory` facts and the :mod:`cuwheel.catalog`; nothing
-here reads files or talks to a GPU.  The rules are those of the fact sheet
-(``cuda-facts.md`` section 3, verified on an H200 with ``cuModuleLoadData``):
-
-* cubin ``sm_XY`` (and ``sm_XYf``, the same cubin) runs on CC X.Y' with Y' >= Y, same major;
-* cubin ``sm_XYa`` runs on CC X.Y only;
-* PTX ``compute_XY`` JIT-compiles on every CC >= X.Y when the driver knows its PTX ISA
-  (ISA -> the toolkit release that introduced it -> that release's driver);
-* PTX ``compute_XYf`` within the family (catalog ``families``), ``compute_XYa`` on X.Y only;
-* a binary linked against CUDA runtime major M needs a driver at or above M's
-  minor-version-compatibility floor.
-
-The unit is the fatbin container (what the runtime registers and the driver loads).  How
-containers roll up into a library and a wheel verdict is documented in ``docs/compat.md``.
+The rules themselves (which entry the driver loads, which containers are modules, what a
+driver supports) live in :mod:`cuwheel.rules`; nothing here reads files or talks to a GPU.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from enum import Enum
 
 from cuwheel import catalog
 from cuwheel.arch import Arch, ArchSpellingError
 from cuwheel.errors import CuwheelError
-from cuwheel.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry, Inventory, Source
+from cuwheel.inventory import Binary, FatbinContainer, Inventory, Source
+from cuwheel.rules import loading
+from cuwheel.rules.driver import (
+    Driver,
+    RuntimeCheck,
+    binary_os,
+    driver_cuda_version,
+    runtime_check,
+    runtime_majors,
+    version_tuple,
+)
+from cuwheel.rules.loading import (
+    ContainerVerdict,
+    Verdict,
+    family_members,
+    judge_container,
+    link_stub_index,
+)
 
 __all__ = [
     "CompatError",
@@ -61,72 +66,7 @@ class CompatError(CuwheelError):
     """A compat question cannot be asked as given (unknown GPU, bad driver version ...)."""
 
 
-class Verdict(str, Enum):
-    """What happens when code meets a GPU, best first; ``rank`` orders them."""
-
-    HOST = "host code only"  # links a CUDA runtime but carries no device code
-    NATIVE = "native SASS"
-    COMPATIBLE = "compatible SASS"
-    PTX_JIT = "PTX JIT"
-    PARTIAL = "partial"  # some containers run, others have no code (library level only)
-    DRIVER = "driver too old"
-    NO_CODE = "no code"
-
-    @property
-    def rank(self) -> int:
-        return list(Verdict).index(self)
-
-    @property
-    def runs(self) -> bool:
-        """Loads on the GPU (PARTIAL: some of the library's code does; see docs/compat.md)."""
-        return self.rank <= Verdict.PARTIAL.rank
-
-    @property
-    def short(self) -> str:
-        return _SHORT[self]
-
-
-_SHORT = {
-    Verdict.HOST: "host",
-    Verdict.NATIVE: "native",
-    Verdict.COMPATIBLE: "compat",
-    Verdict.PTX_JIT: "JIT",
-    Verdict.PARTIAL: "partial",
-    Verdict.DRIVER: "driver",
-    Verdict.NO_CODE: "-",
-}
-
-
-def _worst(verdicts: Iterable[Verdict]) -> Verdict | None:
-    return max(verdicts, key=lambda v: v.rank, default=None)
-
-
 # ---------------------------------------------------------------------------- driver
-
-
-def _vt(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
-
-@dataclass(frozen=True)
-class Driver:
-    """The driver of the target machine: its version ("580.65.06"), the CUDA version its
-    driver API reports ((13, 0)), or both (NVML gives both)."""
-
-    version: str | None = None
-    cuda: tuple[int, int] | None = None
-
-    def __post_init__(self) -> None:
-        if self.version is None and self.cuda is None:
-            raise ValueError("a Driver needs a version or a CUDA version")
-
-    def __str__(self) -> str:
-        parts = []
-        if self.version:
-            parts.append(f"driver {self.version}")
-        if self.cuda:
-            parts.append(f"CUDA {self.cuda[0]}.{self.cuda[1]}")
-        return " / ".join(parts)
 
 
 def parse_driver(text: str) -> Driver:
@@ -138,7 +78,7 @@ def parse_driver(text: str) -> Driver:
             f"--driver takes a driver version ('580.65.06') or a CUDA version ('13.0'), "
             f"got {text!r}"
         )
-    parts = _vt(t)
+    parts = version_tuple(t)
     if parts[0] >= 100:
         return Driver(version=t)
     if len(parts) != 2:
@@ -146,40 +86,6 @@ def parse_driver(text: str) -> Driver:
     return Driver(cuda=(parts[0], parts[1]))
 
 
-def driver_cuda_version(driver: Driver, os: str = "linux") -> tuple[int, int] | None:
-    """The CUDA version a driver supports: given, or the newest release whose minimum
-    driver for ``os`` the version reaches.  None when it cannot be placed."""
-    if driver.cuda is not None:
-        return driver.cuda
-    assert driver.version is not None
-    have = _vt(driver.version)
-    best: tuple[int, int] | None = None
-    for r in catalog.releases():
-        if os == "windows" and r.driver_windows is not None:
-            reached = _vt(r.driver_windows) <= have
-        elif os == "windows" and r.driver_linux is not None:
-            # Windows minimum not tabulated (13.x): both OSes share the driver branch (R580).
-            reached = _vt(r.driver_linux)[:1] <= have[:1]
-        elif r.driver_linux is not None:
-            reached = _vt(r.driver_linux) <= have
-        else:
-            continue
-        if reached:
-            best = r.version
-    return best
-
-
-def _min_driver(driver_version: str | None, cuda: tuple[int, int] | None, os: str) -> str | None:
-    """A lower bound for the driver version: given, or the minimum of its CUDA release."""
-    if driver_version is not None:
-        return driver_version
-    if cuda is None:
-        return None
-    try:
-        r = catalog.release(cuda)
-    except LookupError:
-        return None
-    return r.driver_windows if os == "windows" else r.driver_linux
 
 
 # ---------------------------------------------------------------------------- targets
@@ -274,200 +180,17 @@ def _driver_knows_gpu(arch: Arch, cuda: tuple[int, int] | None) -> str | None:
 # ---------------------------------------------------------------------------- rules
 
 
-def family_members(arch: Arch) -> tuple[Arch, ...]:
-    """The CCs an ``f`` target covers: the union of every release's ``families`` entry
-    (``sm_100f`` -> 10.0, 10.3, 10.7).  Unknown f target: its own CC only."""
-    members: set[Arch] = set()
-    key = Arch(arch.number, "f")
-    for r in catalog.releases():
-        members.update(m.base for m in r.family(key))
-    return tuple(sorted(members)) or (arch.base,)
-
-
-def _sass_fits(code: Arch, device: Arch) -> tuple[int, str]:
-    """(0 no, 1 compatible, 2 native) and why, for a cubin of ``code`` on ``device``."""
-    if code.variant == "a":
-        if code.number == device.number:
-            return 2, f"{code.sass} is built for exactly CC {device.cc}"
-        return 0, f"{code.sass} runs on CC {code.cc} only (arch-specific 'a' cubin)"
-    name = code.sass + (" (an f cubin is a plain cubin)" if code.variant == "f" else "")
-    if code.number == device.number:
-        return 2, f"{name} matches CC {device.cc}"
-    if code.major == device.major and code.minor < device.minor:
-        return 1, f"{name} runs on later minors of CC {code.major}.x"
-    if code.major != device.major:
-        return 0, f"{name} does not run across majors (CC {device.cc})"
-    return 0, f"{name} needs CC >= {code.cc}"
-
-
-def _ptx_fits(code: Arch, device: Arch) -> tuple[bool, str]:
-    if code.variant == "a":
-        if code.number == device.number:
-            return True, f"{code.ptx} PTX is for exactly CC {device.cc}"
-        return False, f"{code.ptx} PTX runs on CC {code.cc} only"
-    if code.variant == "f":
-        fam = family_members(code)
-        if device in fam:
-            return True, f"CC {device.cc} is in the {code.sass} family"
-        return False, (f"{code.ptx} PTX covers only its family ({', '.join(a.cc for a in fam)})")
-    if device.number >= code.number:
-        return True, f"{code.ptx} PTX JIT-compiles for any CC >= {code.cc}"
-    return False, f"{code.ptx} PTX needs CC >= {code.cc}"
-
-
-def _ptx_isa_gate(entry: FatbinEntry, cuda: tuple[int, int] | None, os: str) -> tuple[bool, str]:
-    """Whether the driver can JIT this PTX's ISA; reason names the release and driver."""
-    isa = entry.code_version
-    isa_name = f"{isa[0]}.{isa[1]}"
-    rel = catalog.release_for_ptx_isa(isa)
-    if rel is None:
-        return False, f"PTX ISA {isa_name} is newer than every CUDA release known"
-    need = rel.driver_windows if os == "windows" else rel.driver_linux
-    need_txt = f"CUDA {rel.name} driver" + (f" (>= {need})" if need else "")
-    if cuda is None:
-        return True, f"PTX ISA {isa_name} needs a {need_txt}; driver not given, assumed"
-    if cuda >= rel.version:
-        return True, f"PTX ISA {isa_name} needs a {need_txt}: have CUDA {cuda[0]}.{cuda[1]}"
-    return False, (
-        f"PTX ISA {isa_name} needs a {need_txt}; this driver supports CUDA "
-        f"{cuda[0]}.{cuda[1]} (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)"
-    )
-
-
-@dataclass(frozen=True)
-class ContainerVerdict:
-    """One fatbin container on one target.
-
-    ``verdict`` is what the rules say the driver does with the container's bytes (None when
-    it holds no SASS or PTX).  ``ignored`` says why a container does not count for its
-    library (empty, relocatable, LTO-IR only, nvcc's device-link stub); None when it counts.
-    """
-
-    offset: int
-    size: int
-    section: str | None
-    codes: tuple[str, ...]  # entry names in file order: "sm_90", "compute_120"
-    verdict: Verdict | None
-    reason: str
-    chosen: str | None = None  # the entry the driver would use
-    ignored: str | None = None
-
-    @property
-    def counted(self) -> bool:
-        return self.ignored is None and self.verdict is not None
-
-
-# nvcc's device-link step puts a kernel-less cubin for the link line's -arch (sm_75 when
-# none is given) first in .nv_fatbin of every linked binary; see docs/compat.md.
-_STUB_MAX_CUBIN = 4096
-_LINKED = frozenset({"shared", "executable", "dll", "exe"})
-_FATBIN_SECTIONS = frozenset({".nv_fatbin", ".nv_fatb"})
-
-
-def link_stub_index(binary: Binary) -> int | None:
-    """Index of nvcc's device-link stub container, or None.
-
-    The inventory marks the container nvcc's device-link step wrote (its wrapper record);
-    in a binary without relocatable (-rdc) code that container links nothing and is the
-    kernel-less stub.  Where a binary records no wrappers, the stub is recognised by shape:
-    the first of several ``.nv_fatbin`` containers of a linked binary, holding only small
-    cubins.  Binaries with relocatable code are left alone: there the device-link
-    container is the real linked image.
-    """
-    if binary.file_type not in _LINKED or any(c.relocatable for c in binary.containers):
-        return None
-    marked = [i for i, c in enumerate(binary.containers) if c.device_link]
-    if marked:
-        stub = binary.containers[marked[0]]
-        return marked[0] if all(e.kind is CodeKind.SASS for e in stub.entries) else None
-    if any(c.device_link is not None for c in binary.containers):
-        return None  # the records name no device-link container
-    named = [i for i, c in enumerate(binary.containers) if c.section in _FATBIN_SECTIONS]
-    if len(named) < 2:
-        return None
-    first = binary.containers[named[0]]
-    if first.entries and all(
-        e.kind is CodeKind.SASS and e.uncompressed_size <= _STUB_MAX_CUBIN for e in first.entries
-    ):
-        return named[0]
-    return None
-
-
-def _ignored_reason(container: FatbinContainer) -> str | None:
-    if not container.entries:
-        return "empty container (nothing to load)"
-    if container.relocatable or any(
-        e.kind is CodeKind.SASS and e.relocatable for e in container.entries
-    ):
-        return (
-            "relocatable device code (-rdc): input to a device link, not a loadable module "
-            "(the driver answers CUDA_ERROR_NOT_FOUND for its unresolved symbols)"
-        )
-    if any(e.kind is CodeKind.LTOIR for e in container.entries):
-        # LTO-IR exists only for link-time code (-dc / -dlto): such a container is a device
-        # library for nvcc -dlink or nvJitLink, not a module (cuSPARSE's .rodata fatbins).
-        return "holds LTO-IR: input to a device link (nvcc -dlink, nvJitLink), not a module"
-    return None
-
-
-STUB_REASON = "nvcc device-link stub (small cubins, no kernels): never needed at run time"
-
-
 def evaluate_container(
     container: FatbinContainer, target: Target, os: str = "linux", *, stub: bool = False
 ) -> ContainerVerdict:
     """The verdict for one container: the best entry the driver would pick on ``target``.
     ``stub``: the caller found it to be nvcc's device-link stub (:func:`link_stub_index`)."""
-    codes = tuple(e.name for e in container.entries)
-    ignored = _ignored_reason(container) or (STUB_REASON if stub else None)
-    base = (container.offset, container.size, container.section, codes)
-    if not any(e.kind in (CodeKind.SASS, CodeKind.PTX) for e in container.entries):
-        return ContainerVerdict(*base, verdict=None, reason=ignored or "no code", ignored=ignored)
-    verdict, reason, chosen = _rules(container, target, os)
-    return ContainerVerdict(*base, verdict=verdict, reason=reason, chosen=chosen, ignored=ignored)
-
-
-def _rules(container: FatbinContainer, target: Target, os: str) -> tuple[Verdict, str, str | None]:
     device, _ = effective_arch(target, os)
     cuda = driver_cuda_version(target.driver, os) if target.driver else None
-    best_sass: tuple[int, FatbinEntry, str] | None = None
-    refusals: list[str] = []
-    for e in container.entries:
-        if e.kind is not CodeKind.SASS:
-            continue
-        level, why = _sass_fits(e.arch, device)
-        if level and (
-            best_sass is None or (level, e.arch.number) > (best_sass[0], best_sass[1].arch.number)
-        ):
-            best_sass = (level, e, why)
-        if not level:
-            refusals.append(why)
-    if best_sass is not None:
-        level, e, why = best_sass
-        return (Verdict.NATIVE if level == 2 else Verdict.COMPATIBLE), why, e.name
-    jit: tuple[FatbinEntry, str] | None = None
-    gated: tuple[FatbinEntry, str] | None = None
-    for e in container.entries:
-        if e.kind is not CodeKind.PTX:
-            continue
-        fits, why = _ptx_fits(e.arch, device)
-        if not fits:
-            refusals.append(why)
-            continue
-        ok, isa_why = _ptx_isa_gate(e, cuda, os)
-        if ok and (jit is None or e.arch.number > jit[0].arch.number):
-            jit = (e, f"{why}; {isa_why}")
-        elif not ok and gated is None:
-            gated = (e, f"{why}, but {isa_why}")
-    if jit is not None:
-        e, why = jit
-        reason = f"no cubin for CC {device.cc}: the first load JIT-compiles {e.name} ({why})"
-        return Verdict.PTX_JIT, reason, e.name
-    if gated is not None:
-        return Verdict.DRIVER, gated[1], None
-    if any(e.kind is CodeKind.LTOIR for e in container.entries):
-        refusals.append("LTO-IR is never loaded by the driver")
-    reason = f"nothing for CC {device.cc}: " + "; ".join(dict.fromkeys(refusals))
+    cv = judge_container(container, device, cuda=cuda, os=os, stub=stub)
+    if cv.verdict is not Verdict.NO_CODE:
+        return cv
+    reason = cv.reason
     if device.base != target.arch:
         reason += f" (the device reports CC {device.cc} under this driver)"
     for rn in catalog.renames():
@@ -478,68 +201,7 @@ def _rules(container: FatbinContainer, target: Target, os: str) -> tuple[Verdict
                 f"CUDA {rn.first_release_with_new}+ driver still loads it is not verified, "
                 f"rebuild for {new.sass}"
             )
-    return Verdict.NO_CODE, reason, None
-
-
-# ---------------------------------------------------------------------------- runtime linkage
-
-
-def binary_os(binary: Binary) -> str:
-    """``"windows"`` for PE files, else ``"linux"`` (the OS whose driver would load it)."""
-    return "windows" if binary.format == "pe" else "linux"
-
-
-def runtime_majors(binary: Binary) -> tuple[tuple[int, str], ...]:
-    """CUDA majors the binary is tied to, with the library that says so: its own soname or
-    a DT_NEEDED / imported DLL shipped by a toolkit component of exactly one CUDA major
-    (``libcudart.so.13`` -> 13; ``libcurand.so.10``, in 11, 12 and 13, says nothing)."""
-    os = binary_os(binary)
-    out: list[tuple[int, str]] = []
-    names = ([binary.soname] if binary.soname else []) + list(binary.needed)
-    for name in names:
-        comps = [c for c in catalog.find_library(name, os=os) if c.extra is not None]
-        majors = {c.major for c in comps}
-        if len(majors) == 1:
-            out.append((majors.pop(), name))
-    return tuple(dict.fromkeys(out))
-
-
-@dataclass(frozen=True)
-class RuntimeCheck:
-    """Minor-version compatibility: the runtime major a binary links against needs a driver
-    at or above that major's floor.  ``ok`` is None when no driver was given."""
-
-    major: int
-    library: str
-    floor: str | None
-    ok: bool | None
-    reason: str
-
-
-def runtime_check(binary: Binary, driver: Driver | None) -> RuntimeCheck | None:
-    majors = runtime_majors(binary)
-    if not majors:
-        return None
-    major, lib = max(majors)
-    os = binary_os(binary)
-    mc = catalog.minor_compat_floor(major)
-    floor = (mc.driver_windows if os == "windows" else mc.driver_linux) if mc else None
-    floor_txt = f"driver >= {floor}" if floor else f"a CUDA {major}.x driver"
-    need = f"{lib} (CUDA {major}) needs {floor_txt} (minor-version compatibility floor)"
-    if driver is None:
-        return RuntimeCheck(major, lib, floor, None, need)
-    cuda = driver_cuda_version(driver, os)
-    if driver.version is not None and floor is not None:
-        ok = _vt(driver.version) >= _vt(floor)
-    elif cuda is not None:
-        if cuda[0] != major:
-            ok = cuda[0] > major
-        else:
-            low = _min_driver(None, (major, 0), os)
-            ok = cuda > (major, 0) or floor is None or (low is not None and _vt(low) >= _vt(floor))
-    else:
-        return RuntimeCheck(major, lib, floor, None, need + f"; {driver} could not be placed")
-    return RuntimeCheck(major, lib, floor, ok, f"{need}: {'ok' if ok else 'too old'} ({driver})")
+    return replace(cv, reason=reason)
 
 
 # ---------------------------------------------------------------------------- roll-ups
@@ -596,7 +258,7 @@ def evaluate_binary(
             why += f" ({len(cvs)} container(s) ignored: {cvs[0].ignored})"
         return LibraryVerdict(binary.path, Verdict.HOST, why, cvs, rt, False)
     verdicts = [c.verdict for c in counted if c.verdict is not None]
-    worst = _worst(verdicts)
+    worst = loading.worst(verdicts)
     assert worst is not None
     running = [c for c in counted if c.verdict is not None and c.verdict.runs]
     if worst.runs or not running or strict:
@@ -607,7 +269,7 @@ def evaluate_binary(
             same = sum(1 for v in verdicts if v is worst)
             reason = f"{same} of {len(counted)} containers: {first.reason}"
         return LibraryVerdict(binary.path, worst, reason, cvs, rt, True)
-    best_run = _worst(c.verdict for c in running if c.verdict is not None)
+    best_run = loading.worst(c.verdict for c in running if c.verdict is not None)
     missing = [c for c in counted if c.verdict is not None and not c.verdict.runs]
     reason = (
         f"{len(running)} of {len(counted)} containers load ({best_run.value if best_run else ''}"
@@ -632,7 +294,7 @@ def _with_jit_link(
     ]
     if not rel or not all(cv.verdict in _LOADS for cv in rel):
         return cvs
-    worst = _worst(cv.verdict for cv in rel if cv.verdict is not None)
+    worst = loading.worst(cv.verdict for cv in rel if cv.verdict is not None)
     assert worst is not None
     via = (
         max(worst, Verdict.PTX_JIT, key=lambda v: v.rank)
@@ -689,7 +351,7 @@ def _evaluate_source(source: Source, target: Target, strict: bool) -> SourceVerd
         for lv in (evaluate_binary(b, target, strict=strict) for b in source.binaries)
         if lv is not None
     )
-    return SourceVerdict(source.path, source.kind, _worst(lv.verdict for lv in libs), libs)
+    return SourceVerdict(source.path, source.kind, loading.worst(lv.verdict for lv in libs), libs)
 
 
 def evaluate(inventory: Inventory, target: Target, *, strict: bool = False) -> TargetReport:
@@ -711,7 +373,7 @@ def evaluate(inventory: Inventory, target: Target, *, strict: bool = False) -> T
         for lv in s.libraries
     ):
         notes.append("no driver given: driver gates (PTX ISA, runtime floor) assumed met")
-    verdict = _worst(s.verdict for s in sources if s.verdict is not None)
+    verdict = loading.worst(s.verdict for s in sources if s.verdict is not None)
     return TargetReport(target, device, verdict, sources, tuple(notes))
 
 

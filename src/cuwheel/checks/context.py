@@ -21,6 +21,7 @@ from cuwheel.checks.findings import Finding
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.inventory import Binary, FatbinContainer, Source
 from cuwheel.rows import Plan
+from cuwheel.rules.loading import counted_containers
 
 __all__ = ["CheckContext", "Declared", "Lib", "platform_environment"]
 
@@ -107,17 +108,9 @@ class Lib:
         return b.archive is None and b.file_type not in ("object",)
 
     def runtime_containers(self) -> tuple[FatbinContainer, ...]:
-        """Containers the CUDA runtime loads for kernels: with entries, not -rdc
-        (relocatable), and not nvcc's kernel-less device-link stub, whose architecture
-        follows the link line and is never needed at run time (docs/compat.md)."""
-        from cuwheel.compat import link_stub_index
-
-        stub = link_stub_index(self.binary)
-        return tuple(
-            c
-            for i, c in enumerate(self.binary.containers)
-            if c.entries and not c.relocatable and i != stub
-        )
+        """Containers the CUDA runtime loads as modules: the loading rules' counted
+        containers (no empty, -rdc, LTO-IR or device-link stub containers; docs/compat.md)."""
+        return tuple(c for _, c in counted_containers(self.binary))
 
 
 class CheckContext:

@@ -8,24 +8,27 @@ error for its kernels.
 
 from __future__ import annotations
 
+import dataclasses
+
 from cuwheel.arch import Arch
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
 from cuwheel.inventory import CodeKind, FatbinContainer
+from cuwheel.rules.loading import ContainerVerdict, Verdict, judge_container
 
 _Containers = tuple[FatbinContainer, ...]
 
-__all__ = ["check_device_code", "check_has_device_code", "ptx_runs_on"]
+__all__ = ["check_device_code", "check_has_device_code", "ptx_loads_on"]
 
 
-def ptx_runs_on(ptx: Arch, gpu: Arch) -> bool:
-    """Whether PTX for ``ptx`` JIT-compiles for a GPU of ``gpu`` (cuda-facts section 3)."""
-    if ptx.variant == "a":
-        return ptx.base == gpu.base
-    if ptx.variant == "f":
-        return ptx.major == gpu.major and ptx.minor <= gpu.minor
-    return ptx.number <= gpu.number
+def ptx_loads_on(c: FatbinContainer, gpu: Arch, os: str = "linux") -> ContainerVerdict:
+    """What the loading rules say of the container's PTX alone on a GPU of CC ``gpu``: does
+    it stand in for a missing cubin (PTX_JIT), or not (the driver's gates assumed met)."""
+    ptx_only = dataclasses.replace(
+        c, entries=tuple(e for e in c.entries if e.kind is CodeKind.PTX)
+    )
+    return judge_container(ptx_only, gpu.base, os=os)
 
 
 def _has_sass(c: FatbinContainer, arch: Arch) -> bool:
@@ -35,13 +38,6 @@ def _has_sass(c: FatbinContainer, arch: Arch) -> bool:
         and (not arch.variant or e.arch.variant == arch.variant)
         for e in c.entries
     )
-
-
-def _ptx_for(c: FatbinContainer, arch: Arch) -> Arch | None:
-    for e in c.entries:
-        if e.kind is CodeKind.PTX and ptx_runs_on(e.arch, arch):
-            return e.arch
-    return None
 
 
 def _names(archs: set[Arch], kind: CodeKind) -> str:
@@ -96,8 +92,10 @@ def _coverage(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Find
         lacking = [c for c in containers if not _has_sass(c, arch)]
         if not lacking:
             continue
-        jit = {p for c in lacking if (p := _ptx_for(c, arch)) is not None}
-        covered = all(_ptx_for(c, arch) is not None for c in lacking)
+        os = ctx.os or "linux"
+        by_ptx = [ptx_loads_on(c, arch, os) for c in lacking]
+        jit = {Arch.parse(v.chosen) for v in by_ptx if v.verdict is Verdict.PTX_JIT and v.chosen}
+        covered = all(v.verdict is Verdict.PTX_JIT for v in by_ptx)
         accepted = covered and ctx.policy.accept_ptx_for_sass
         where = _of(len(lacking), n)
         msg = f"no SASS for {arch.sass} in {where} (SASS present: {_names(have, CodeKind.SASS)})"
@@ -149,8 +147,10 @@ def _ptx(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Finding]:
         if arch in present:
             continue
         accepted = ctx.policy.accept_missing_ptx
+        n = len(containers)
+        among = "its one container" if n == 1 else f"any of its {n} containers"
         msg = (
-            f"no {arch.ptx} PTX in {_of(0, len(containers))} (PTX present: "
+            f"no {arch.ptx} PTX in {among} (PTX present: "
             f"{_names(set(present), CodeKind.PTX)}); GPUs newer than {arch.sass} get no code"
         )
         if accepted:

@@ -1,0 +1,3 @@
+"""CUDA's rules, applied to inventory facts: what the driver loads (``loading``) and what a
+binary's linked CUDA runtime needs from the driver (``runtime``).  check and compat both
+judge through these modules; neither keeps a copy of a rule (docs/compat.md)."""

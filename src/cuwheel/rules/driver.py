@@ -1,0 +1,149 @@
+"""What a binary needs from the NVIDIA driver, and what a driver supports
+(docs/compat.md#driver-gates).
+
+* A driver version ("580.65.06") is placed in the newest CUDA release whose minimum driver
+  it reaches (the release notes' table in the catalog);
+* a binary linked against CUDA runtime major M needs a driver at or above M's
+  minor-version-compatibility floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cuwheel import catalog
+from cuwheel.inventory import Binary
+
+__all__ = [
+    "Driver",
+    "RuntimeCheck",
+    "binary_os",
+    "driver_cuda_version",
+    "min_driver",
+    "runtime_check",
+    "runtime_majors",
+    "version_tuple",
+]
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``\"580.65.06\"`` -> ``(580, 65, 6)``."""
+    return tuple(int(p) for p in version.split("."))
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The driver of the target machine: its version ("580.65.06"), the CUDA version its
+    driver API reports ((13, 0)), or both (NVML gives both)."""
+
+    version: str | None = None
+    cuda: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.version is None and self.cuda is None:
+            raise ValueError("a Driver needs a version or a CUDA version")
+
+    def __str__(self) -> str:
+        parts = []
+        if self.version:
+            parts.append(f"driver {self.version}")
+        if self.cuda:
+            parts.append(f"CUDA {self.cuda[0]}.{self.cuda[1]}")
+        return " / ".join(parts)
+
+
+def driver_cuda_version(driver: Driver, os: str = "linux") -> tuple[int, int] | None:
+    """The CUDA version a driver supports: given, or the newest release whose minimum
+    driver for ``os`` the version reaches.  None when it cannot be placed."""
+    if driver.cuda is not None:
+        return driver.cuda
+    assert driver.version is not None
+    have = version_tuple(driver.version)
+    best: tuple[int, int] | None = None
+    for r in catalog.releases():
+        if os == "windows" and r.driver_windows is not None:
+            reached = version_tuple(r.driver_windows) <= have
+        elif os == "windows" and r.driver_linux is not None:
+            # Windows minimum not tabulated (13.x): both OSes share the driver branch (R580).
+            reached = version_tuple(r.driver_linux)[:1] <= have[:1]
+        elif r.driver_linux is not None:
+            reached = version_tuple(r.driver_linux) <= have
+        else:
+            continue
+        if reached:
+            best = r.version
+    return best
+
+
+def min_driver(driver_version: str | None, cuda: tuple[int, int] | None, os: str) -> str | None:
+    """A lower bound for the driver version: given, or the minimum of its CUDA release."""
+    if driver_version is not None:
+        return driver_version
+    if cuda is None:
+        return None
+    try:
+        r = catalog.release(cuda)
+    except LookupError:
+        return None
+    return r.driver_windows if os == "windows" else r.driver_linux
+
+
+
+def binary_os(binary: Binary) -> str:
+    """``"windows"`` for PE files, else ``"linux"`` (the OS whose driver would load it)."""
+    return "windows" if binary.format == "pe" else "linux"
+
+
+def runtime_majors(binary: Binary) -> tuple[tuple[int, str], ...]:
+    """CUDA majors the binary is tied to, with the library that says so: its own soname or
+    a DT_NEEDED / imported DLL shipped by a toolkit component of exactly one CUDA major
+    (``libcudart.so.13`` -> 13; ``libcurand.so.10``, in 11, 12 and 13, says nothing)."""
+    os = binary_os(binary)
+    out: list[tuple[int, str]] = []
+    names = ([binary.soname] if binary.soname else []) + list(binary.needed)
+    for name in names:
+        comps = [c for c in catalog.find_library(name, os=os) if c.extra is not None]
+        majors = {c.major for c in comps}
+        if len(majors) == 1:
+            out.append((majors.pop(), name))
+    return tuple(dict.fromkeys(out))
+
+
+@dataclass(frozen=True)
+class RuntimeCheck:
+    """Minor-version compatibility: the runtime major a binary links against needs a driver
+    at or above that major's floor.  ``ok`` is None when no driver was given."""
+
+    major: int
+    library: str
+    floor: str | None
+    ok: bool | None
+    reason: str
+
+
+def runtime_check(binary: Binary, driver: Driver | None) -> RuntimeCheck | None:
+    majors = runtime_majors(binary)
+    if not majors:
+        return None
+    major, lib = max(majors)
+    os = binary_os(binary)
+    mc = catalog.minor_compat_floor(major)
+    floor = (mc.driver_windows if os == "windows" else mc.driver_linux) if mc else None
+    floor_txt = f"driver >= {floor}" if floor else f"a CUDA {major}.x driver"
+    need = f"{lib} (CUDA {major}) needs {floor_txt} (minor-version compatibility floor)"
+    if driver is None:
+        return RuntimeCheck(major, lib, floor, None, need)
+    cuda = driver_cuda_version(driver, os)
+    if driver.version is not None and floor is not None:
+        ok = version_tuple(driver.version) >= version_tuple(floor)
+    elif cuda is not None:
+        if cuda[0] != major:
+            ok = cuda[0] > major
+        else:
+            low = min_driver(None, (major, 0), os)
+            ok = cuda > (major, 0) or floor is None or (
+                low is not None and version_tuple(low) >= version_tuple(floor)
+            )
+    else:
+        return RuntimeCheck(major, lib, floor, None, need + f"; {driver} could not be placed")
+    return RuntimeCheck(major, lib, floor, ok, f"{need}: {'ok' if ok else 'too old'} ({driver})")

@@ -1,0 +1,305 @@
+"""CUDA's loading rules: which fatbin entry the driver loads on which GPU, and which
+containers of a binary are modules at all (docs/compat.md#rules-per-fatbin-container).
+
+The unit is the fatbin container: what ``__cudaRegisterFatBinary`` registers and
+``cuModuleLoadData`` loads.  The driver picks the best entry of a container for the
+device: a cubin of exactly its compute capability, else a compatible cubin, else PTX it
+can JIT-compile (if it knows the PTX ISA).  These rules were checked against a real
+driver on an H200 (tests/probe).  Everything here is a pure function of inventory facts
+and the catalog; nothing reads files, picks targets or knows about rows and policies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+from cuwheel import catalog
+from cuwheel.arch import Arch
+from cuwheel.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry
+
+__all__ = [
+    "STUB_REASON",
+    "ContainerVerdict",
+    "Verdict",
+    "counted_containers",
+    "family_members",
+    "ignored_reason",
+    "judge_container",
+    "link_stub_index",
+    "ptx_fits",
+    "ptx_isa_gate",
+    "sass_fits",
+    "worst",
+]
+
+
+class Verdict(str, Enum):
+    """What happens when code meets a GPU, best first; ``rank`` orders them.
+
+    Containers get NATIVE ... NO_CODE; HOST and PARTIAL describe a library as a whole.
+    """
+
+    HOST = "host code only"  # links a CUDA runtime but carries no device code
+    NATIVE = "native SASS"
+    COMPATIBLE = "compatible SASS"
+    PTX_JIT = "PTX JIT"
+    PARTIAL = "partial"  # some containers run, others have no code (library level only)
+    DRIVER = "driver too old"
+    NO_CODE = "no code"
+
+    @property
+    def rank(self) -> int:
+        return list(Verdict).index(self)
+
+    @property
+    def runs(self) -> bool:
+        """Loads on the GPU (PARTIAL: some of the library's code does; see docs/compat.md)."""
+        return self.rank <= Verdict.PARTIAL.rank
+
+    @property
+    def loads(self) -> bool:
+        """A container verdict under which the driver loads the container."""
+        return self in (Verdict.NATIVE, Verdict.COMPATIBLE, Verdict.PTX_JIT)
+
+    @property
+    def short(self) -> str:
+        return _SHORT[self]
+
+
+_SHORT = {
+    Verdict.HOST: "host",
+    Verdict.NATIVE: "native",
+    Verdict.COMPATIBLE: "compat",
+    Verdict.PTX_JIT: "JIT",
+    Verdict.PARTIAL: "partial",
+    Verdict.DRIVER: "driver",
+    Verdict.NO_CODE: "-",
+}
+
+
+def worst(verdicts: Iterable[Verdict]) -> Verdict | None:
+    return max(verdicts, key=lambda v: v.rank, default=None)
+
+
+# ---------------------------------------------------------------------------- entries
+
+
+def family_members(arch: Arch) -> tuple[Arch, ...]:
+    """The CCs an ``f`` target covers: the union of every release's ``families`` entry
+    (``sm_100f`` -> 10.0, 10.3, 10.7).  Unknown f target: its own CC only."""
+    members: set[Arch] = set()
+    key = Arch(arch.number, "f")
+    for r in catalog.releases():
+        members.update(m.base for m in r.family(key))
+    return tuple(sorted(members)) or (arch.base,)
+
+
+def sass_fits(code: Arch, device: Arch) -> tuple[int, str]:
+    """(0 no, 1 compatible, 2 native) and why, for a cubin of ``code`` on ``device``."""
+    if code.variant == "a":
+        if code.number == device.number:
+            return 2, f"{code.sass} is built for exactly CC {device.cc}"
+        return 0, f"{code.sass} runs on CC {code.cc} only (arch-specific 'a' cubin)"
+    name = code.sass + (" (an f cubin is a plain cubin)" if code.variant == "f" else "")
+    if code.number == device.number:
+        return 2, f"{name} matches CC {device.cc}"
+    if code.major == device.major and code.minor < device.minor:
+        return 1, f"{name} runs on later minors of CC {code.major}.x"
+    if code.major != device.major:
+        return 0, f"{name} does not run across majors (CC {device.cc})"
+    return 0, f"{name} needs CC >= {code.cc}"
+
+
+def ptx_fits(code: Arch, device: Arch) -> tuple[bool, str]:
+    """Whether PTX for ``code`` can be JIT-compiled for ``device`` (ISA gate aside)."""
+    if code.variant == "a":
+        if code.number == device.number:
+            return True, f"{code.ptx} PTX is for exactly CC {device.cc}"
+        return False, f"{code.ptx} PTX runs on CC {code.cc} only"
+    if code.variant == "f":
+        fam = family_members(code)
+        if device in fam:
+            return True, f"CC {device.cc} is in the {code.sass} family"
+        return False, (f"{code.ptx} PTX covers only its family ({', '.join(a.cc for a in fam)})")
+    if device.number >= code.number:
+        return True, f"{code.ptx} PTX JIT-compiles for any CC >= {code.cc}"
+    return False, f"{code.ptx} PTX needs CC >= {code.cc}"
+
+
+def ptx_isa_gate(
+    isa: tuple[int, int], cuda: tuple[int, int] | None, os: str
+) -> tuple[bool, str]:
+    """Whether a driver supporting CUDA ``cuda`` can JIT PTX of ``isa`` (None: not given,
+    assumed able); the reason names the release and its driver."""
+    isa_name = f"{isa[0]}.{isa[1]}"
+    rel = catalog.release_for_ptx_isa(isa)
+    if rel is None:
+        return False, f"PTX ISA {isa_name} is newer than every CUDA release known"
+    need = rel.driver_windows if os == "windows" else rel.driver_linux
+    need_txt = f"CUDA {rel.name} driver" + (f" (>= {need})" if need else "")
+    if cuda is None:
+        return True, f"PTX ISA {isa_name} needs a {need_txt}; driver not given, assumed"
+    if cuda >= rel.version:
+        return True, f"PTX ISA {isa_name} needs a {need_txt}: have CUDA {cuda[0]}.{cuda[1]}"
+    return False, (
+        f"PTX ISA {isa_name} needs a {need_txt}; this driver supports CUDA "
+        f"{cuda[0]}.{cuda[1]} (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)"
+    )
+
+
+# ---------------------------------------------------------------------------- containers
+
+# nvcc's device-link step puts a kernel-less cubin for the link line's -arch (sm_75 when
+# none is given) first in .nv_fatbin of every linked binary; see docs/compat.md.
+_STUB_MAX_CUBIN = 4096
+_LINKED = frozenset({"shared", "executable", "dll", "exe"})
+_FATBIN_SECTIONS = frozenset({".nv_fatbin", ".nv_fatb"})
+STUB_REASON = "nvcc device-link stub (small cubins, no kernels): never needed at run time"
+
+
+def link_stub_index(binary: Binary) -> int | None:
+    """Index of nvcc's device-link stub container, or None.
+
+    The inventory marks the container nvcc's device-link step wrote (its wrapper record);
+    in a binary without relocatable (-rdc) code that container links nothing and is the
+    kernel-less stub.  Where a binary records no wrappers, the stub is recognised by shape:
+    the first of several ``.nv_fatbin`` containers of a linked binary, holding only small
+    cubins.  Binaries with relocatable code are left alone: there the device-link
+    container is the real linked image.
+    """
+    if binary.file_type not in _LINKED or any(c.relocatable for c in binary.containers):
+        return None
+    marked = [i for i, c in enumerate(binary.containers) if c.device_link]
+    if marked:
+        stub = binary.containers[marked[0]]
+        return marked[0] if all(e.kind is CodeKind.SASS for e in stub.entries) else None
+    if any(c.device_link is not None for c in binary.containers):
+        return None  # the records name no device-link container
+    named = [i for i, c in enumerate(binary.containers) if c.section in _FATBIN_SECTIONS]
+    if len(named) < 2:
+        return None
+    first = binary.containers[named[0]]
+    if first.entries and all(
+        e.kind is CodeKind.SASS and e.uncompressed_size <= _STUB_MAX_CUBIN for e in first.entries
+    ):
+        return named[0]
+    return None
+
+
+def ignored_reason(container: FatbinContainer, *, stub: bool = False) -> str | None:
+    """Why the driver never loads ``container`` as a module of its own, or None when it does
+    (``stub``: the caller found it to be nvcc's device-link stub, :func:`link_stub_index`)."""
+    if not container.entries:
+        return "empty container (nothing to load)"
+    if container.relocatable or any(
+        e.kind is CodeKind.SASS and e.relocatable for e in container.entries
+    ):
+        return (
+            "relocatable device code (-rdc): input to a device link, not a loadable module "
+            "(the driver answers CUDA_ERROR_NOT_FOUND for its unresolved symbols)"
+        )
+    if any(e.kind is CodeKind.LTOIR for e in container.entries):
+        # LTO-IR exists only for link-time code (-dc / -dlto): such a container is a device
+        # library for nvcc -dlink or nvJitLink, not a module (cuSPARSE's .rodata fatbins).
+        return "holds LTO-IR: input to a device link (nvcc -dlink, nvJitLink), not a module"
+    if stub:
+        return STUB_REASON
+    return None
+
+
+def counted_containers(binary: Binary) -> Iterator[tuple[int, FatbinContainer]]:
+    """(index, container) of the containers the runtime loads as modules: everything but
+    empty, relocatable, LTO-IR and device-link stub containers (:func:`ignored_reason`)."""
+    stub = link_stub_index(binary)
+    for i, c in enumerate(binary.containers):
+        if ignored_reason(c, stub=i == stub) is None:
+            yield i, c
+
+
+@dataclass(frozen=True)
+class ContainerVerdict:
+    """One fatbin container on one device.
+
+    ``verdict`` is what the rules say the driver does with the container's bytes (None when
+    it holds no SASS or PTX).  ``ignored`` says why a container does not count for its
+    library (empty, relocatable, LTO-IR only, nvcc's device-link stub); None when it counts.
+    """
+
+    offset: int
+    size: int
+    section: str | None
+    codes: tuple[str, ...]  # entry names in file order: "sm_90", "compute_120"
+    verdict: Verdict | None
+    reason: str
+    chosen: str | None = None  # the entry the driver would use
+    ignored: str | None = None
+
+    @property
+    def counted(self) -> bool:
+        return self.ignored is None and self.verdict is not None
+
+
+def judge_container(
+    container: FatbinContainer,
+    device: Arch,
+    *,
+    cuda: tuple[int, int] | None = None,
+    os: str = "linux",
+    stub: bool = False,
+) -> ContainerVerdict:
+    """What the driver does with ``container`` on a GPU that reports CC ``device``, under a
+    driver supporting CUDA ``cuda`` (None: not given, its gates assumed met)."""
+    codes = tuple(e.name for e in container.entries)
+    ignored = ignored_reason(container, stub=stub)
+    base = (container.offset, container.size, container.section, codes)
+    if not any(e.kind in (CodeKind.SASS, CodeKind.PTX) for e in container.entries):
+        return ContainerVerdict(*base, verdict=None, reason=ignored or "no code", ignored=ignored)
+    verdict, reason, chosen = _pick(container.entries, device, cuda, os)
+    return ContainerVerdict(*base, verdict=verdict, reason=reason, chosen=chosen, ignored=ignored)
+
+
+def _pick(
+    entries: Iterable[FatbinEntry], device: Arch, cuda: tuple[int, int] | None, os: str
+) -> tuple[Verdict, str, str | None]:
+    entries = tuple(entries)
+    best_sass: tuple[int, FatbinEntry, str] | None = None
+    refusals: list[str] = []
+    for e in entries:
+        if e.kind is not CodeKind.SASS:
+            continue
+        level, why = sass_fits(e.arch, device)
+        if level and (
+            best_sass is None or (level, e.arch.number) > (best_sass[0], best_sass[1].arch.number)
+        ):
+            best_sass = (level, e, why)
+        if not level:
+            refusals.append(why)
+    if best_sass is not None:
+        level, e, why = best_sass
+        return (Verdict.NATIVE if level == 2 else Verdict.COMPATIBLE), why, e.name
+    jit: tuple[FatbinEntry, str] | None = None
+    gated: tuple[FatbinEntry, str] | None = None
+    for e in entries:
+        if e.kind is not CodeKind.PTX:
+            continue
+        fits, why = ptx_fits(e.arch, device)
+        if not fits:
+            refusals.append(why)
+            continue
+        ok, isa_why = ptx_isa_gate(e.code_version, cuda, os)
+        if ok and (jit is None or e.arch.number > jit[0].arch.number):
+            jit = (e, f"{why}; {isa_why}")
+        elif not ok and gated is None:
+            gated = (e, f"{why}, but {isa_why}")
+    if jit is not None:
+        e, why = jit
+        reason = f"no cubin for CC {device.cc}: the first load JIT-compiles {e.name} ({why})"
+        return Verdict.PTX_JIT, reason, e.name
+    if gated is not None:
+        return Verdict.DRIVER, gated[1], None
+    if any(e.kind is CodeKind.LTOIR for e in entries):
+        refusals.append("LTO-IR is never loaded by the driver")
+    reason = f"nothing for CC {device.cc}: " + "; ".join(dict.fromkeys(refusals))
+    return Verdict.NO_CODE, reason, None
