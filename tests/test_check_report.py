@@ -31,7 +31,8 @@ def _schema() -> dict[str, Any]:
 
 def _check(tmp_path: Path, spec: cw.Spec, table: dict[str, Any] | None = None,
            **selection: str) -> Any:
-    return check_wheel(spec.build(tmp_path), parse_config(table or {}, "test"), **selection)
+    cfg = parse_config(table or {}, "test")
+    return check_wheel(spec.build(tmp_path), cfg.rows, cfg.check, environ={}, **selection)
 
 
 def test_schema_lists_every_code() -> None:

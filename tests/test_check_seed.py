@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 import checkwheels as cw
-from cuwheel.checks import check_wheel
+from cuwheel.checks import WheelReport, check_wheel
 from cuwheel.checks.report import to_json, to_text
 from cuwheel.config import parse_config
 
@@ -54,9 +54,14 @@ def _schema() -> dict[str, Any]:
     return data
 
 
+def _run(wheel: str, row: str) -> WheelReport:
+    cfg = _config(row)
+    return check_wheel(wheel, cfg.rows, cfg.check, environ={})
+
+
 @pytest.mark.parametrize("row", sorted(cw.SEEDS))
 def test_seed_row_good_wheel_passes(tmp_path: Path, row: str) -> None:
-    report = check_wheel(cw.SEEDS[row]().build(tmp_path), _config(row))
+    report = _run(cw.SEEDS[row]().build(tmp_path), row)
     assert report.row == row
     assert report.passed
     assert report.count(report.fail_on) == 0
@@ -70,7 +75,7 @@ def test_seed_row_good_wheel_passes(tmp_path: Path, row: str) -> None:
 
 @pytest.mark.parametrize("row", sorted(BROKEN))
 def test_seed_row_broken_wheel_fails(tmp_path: Path, row: str) -> None:
-    report = check_wheel(cw.broken_seeds()[row].build(tmp_path), _config(row))
+    report = _run(cw.broken_seeds()[row].build(tmp_path), row)
     assert report.row == ROW_OF[row]
     assert not report.passed
     assert {f.code for f in report.findings} == BROKEN[row], [f.line() for f in report.findings]
@@ -82,8 +87,7 @@ def test_seed_row_broken_wheel_fails(tmp_path: Path, row: str) -> None:
 
 def test_seed_device_code_evidence(tmp_path: Path) -> None:
     """Per-library container counts for the all-major build (2 containers: stub + TU)."""
-    report = check_wheel(cw.broken_seeds()["linux-x86_64-cu13"].build(tmp_path),
-                         _config("linux-x86_64-cu13"))
+    report = _run(cw.broken_seeds()["linux-x86_64-cu13"].build(tmp_path), "linux-x86_64-cu13")
     dc = sorted(f.message for f in report.findings if f.code in ("DC001", "DC002"))
     assert [m.split(" (")[0] for m in dc] == [
         "SASS for sm_110 in 1 of 1 container, not in the row",

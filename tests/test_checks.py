@@ -41,7 +41,7 @@ def run(tmp_path: Any, spec: cw.Spec, policy: dict[str, Any] | None = None,
         table["rows"] = [*rows, CPU_ROW]
         table["trains"] = []
     config = parse_config(table, "test")
-    return check_wheel(spec.build(tmp_path), config, **selection)
+    return check_wheel(spec.build(tmp_path), config.rows, config.check, environ={}, **selection)
 
 
 def codes(report: WheelReport, keep: str = "") -> set[str]:

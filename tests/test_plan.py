@@ -14,8 +14,9 @@ import pytest
 import cuwheel.cli
 from cuwheel import emit
 from cuwheel.arch import Arch, parse_cmake_architectures, parse_gencode, parse_torch_arch_list
-from cuwheel.config import default_config, load_config, select_plan, wheel_selection
+from cuwheel.config import default_config, load_config
 from cuwheel.errors import ConfigError
+from cuwheel.plan.select import parse_wheel_name, select_plan
 from cuwheel.rows import parse_train
 
 ENV: dict[str, str] = {}  # an empty environment: nothing selected implicitly
@@ -61,20 +62,20 @@ def test_default_rows_reproduce_the_seed(
     key: tuple[str, str], expected: tuple[list[str], list[str]]
 ) -> None:
     train, platform = key
-    plan = select_plan(default_config(), train=train, platform=platform, environ=ENV)
+    plan = select_plan(default_config().rows, train=train, platform=platform, environ=ENV)
     assert [a.sass for a in plan.sass] == expected[0]
     assert [a.ptx for a in plan.ptx] == expected[1]
 
 
 def test_windows_row_declares_no_dependencies() -> None:
-    win = select_plan(default_config(), train="cu132", platform="win-amd64", environ=ENV)
-    lin = select_plan(default_config(), train="cu132", platform="linux-x86_64", environ=ENV)
+    win = select_plan(default_config().rows, train="cu132", platform="win-amd64", environ=ENV)
+    lin = select_plan(default_config().rows, train="cu132", platform="linux-x86_64", environ=ENV)
     assert not win.declares_dependencies
     assert lin.declares_dependencies
 
 
 def test_cpu_row_is_empty_not_an_error() -> None:
-    plan = select_plan(default_config(), train="cpu", environ=ENV)
+    plan = select_plan(default_config().rows, train="cpu", environ=ENV)
     assert plan.targets == () and not plan.declares_dependencies
     assert emit.torch_arch_list(plan, "2.14") == ""
     assert emit.cmake_architectures(plan, "3.25") == ""
@@ -108,59 +109,77 @@ def test_bad_trains(text: str, message: str) -> None:
      ({"CU_VERSION": "cpu"}, "cpu")],
 )  # fmt: skip
 def test_train_from_environment(env: dict[str, str], train: str) -> None:
-    plan = select_plan(default_config(), platform="linux-x86_64", environ=env)
+    plan = select_plan(default_config().rows, platform="linux-x86_64", environ=env)
     assert plan.train.name == train
 
 
 def test_platform_from_environment() -> None:
     env = {"CU_VERSION": "cu130", "CUWHEEL_PLATFORM": "linux-aarch64"}
-    plan = select_plan(default_config(), environ=env)
+    plan = select_plan(default_config().rows, environ=env)
     assert plan.row.name == "linux-aarch64-cu13"
 
 
 def test_no_train_is_an_error_that_says_what_to_do() -> None:
     with pytest.raises(ConfigError, match="no train selected"):
-        select_plan(default_config(), platform="linux-x86_64", environ=ENV)
+        select_plan(default_config().rows, platform="linux-x86_64", environ=ENV)
 
 
 def test_train_without_row_says_what_to_add() -> None:
     with pytest.raises(ConfigError) as info:
-        select_plan(default_config(), train="cu128", platform="linux-x86_64", environ=ENV)
+        select_plan(default_config().rows, train="cu128", platform="linux-x86_64", environ=ENV)
     message = str(info.value)
     assert "no row for cu128 on linux-x86_64" in message
     assert "[[tool.cuwheel.rows]]" in message and 'cuda = "12.8"' in message
     with pytest.raises(ConfigError, match="unknown platform 'linux-aarch64x'"):
-        select_plan(default_config(), train="cu132", platform="linux-aarch64x", environ=ENV)
+        select_plan(default_config().rows, train="cu132", platform="linux-aarch64x", environ=ENV)
     with pytest.raises(ConfigError, match="rows exist for linux-aarch64, linux-x86_64"):
-        select_plan(default_config(), train="cu132", platform="win-arm64", environ=ENV)
+        select_plan(default_config().rows, train="cu132", platform="win-arm64", environ=ENV)
 
 
-def test_wheel_selection() -> None:
-    train, platform = wheel_selection("torch-2.14.1+cu130-cp311-cp311-manylinux_2_28_x86_64.whl")
-    assert (train.name, platform) == ("cu130", "linux-x86_64")
-    train, platform = wheel_selection(
+def test_wheel_name() -> None:
+    w = parse_wheel_name("torch-2.14.1+cu130-cp311-cp311-manylinux_2_28_x86_64.whl")
+    assert (w.train.name if w.train else None, w.platform) == ("cu130", "linux-x86_64")
+    w = parse_wheel_name(
         "demo-1.0+cu126-cp312-cp312-manylinux_2_17_aarch64.manylinux2014_aarch64.whl"
     )
-    assert (train.name, platform) == ("cu126", "linux-aarch64")
-    train, platform = wheel_selection("dist/demo-1.0+cpu-py3-none-any.whl")
-    assert (train.name, platform) == ("cpu", None)
-    with pytest.raises(ConfigError, match="no local version"):
-        wheel_selection("demo-1.0-cp311-cp311-win_amd64.whl")
+    assert (w.train.name if w.train else None, w.platform) == ("cu126", "linux-aarch64")
+    w = parse_wheel_name("dist/demo-1.0+cpu-py3-none-any.whl")
+    assert (w.train.name if w.train else None, w.platform) == ("cpu", None)
+    w = parse_wheel_name("demo-1.0-cp311-cp311-win_amd64.whl")
+    assert (w.local, w.train, w.platform) == (None, None, "win-amd64")
     with pytest.raises(ConfigError, match="not a CUDA train"):
-        wheel_selection("demo-1.0+rocm62-cp311-cp311-manylinux_2_28_x86_64.whl")
-    with pytest.raises(ConfigError):
-        wheel_selection("not-a-wheel.zip")
+        parse_wheel_name("demo-1.0+rocm62-cp311-cp311-manylinux_2_28_x86_64.whl")
+    with pytest.raises(ConfigError, match="not a wheel file name"):
+        parse_wheel_name("not-a-wheel.zip")
+
+
+def test_wheel_without_train_or_platform_says_what_to_pass() -> None:
+    """plan and check share the picker, so they say the same thing (they used to differ)."""
+    rows = default_config().rows
+    with pytest.raises(ConfigError, match="has no \\+cuXYZ local version; pass --train"):
+        select_plan(rows, wheel="demo-1.0-cp311-cp311-win_amd64.whl", environ=ENV)
+    with pytest.raises(ConfigError, match="platform tag macosx_14_0_arm64 is no known row"):
+        select_plan(rows, wheel="demo-1.0+cu130-cp311-cp311-macosx_14_0_arm64.whl", environ=ENV)
+
+
+def test_row_alone_and_row_from_environment() -> None:
+    rows = default_config().rows
+    plan = select_plan(rows, row="linux-aarch64-cu126", environ=ENV)
+    assert (plan.train.name, plan.platform) == ("cu126", "linux-aarch64")
+    plan = select_plan(rows, environ={"CUWHEEL_ROW": "linux-x86_64-cu13"})
+    assert plan.platform == "linux-x86_64" and plan.train.release is not None
+    assert plan.train.release.major == 13
 
 
 def test_wheel_row_and_contradictions() -> None:
     cfg = default_config()
     wheel = "demo-1.0+cu134-cp311-cp311-win_amd64.whl"
-    assert select_plan(cfg, wheel=wheel, environ=ENV).row.name == "win-amd64-cu13"
+    assert select_plan(cfg.rows, wheel=wheel, environ=ENV).row.name == "win-amd64-cu13"
     with pytest.raises(ConfigError, match="contradicts"):
-        select_plan(cfg, wheel=wheel, train="cu132", environ=ENV)
+        select_plan(cfg.rows, wheel=wheel, train="cu132", environ=ENV)
     # The wheel's tag wins over the release environment.
     env = {"CU_VERSION": "cu130"}
-    assert select_plan(cfg, wheel=wheel, environ=env).train.name == "cu134"
+    assert select_plan(cfg.rows, wheel=wheel, environ=env).train.name == "cu134"
 
 
 # ---------------------------------------------------------------- [tool.cuwheel] validation
@@ -184,7 +203,7 @@ ptx = ["compute_90"]
     cfg = load_config(path)
     (row,) = cfg.rows
     assert row.sass == (Arch(80), Arch(90, "a"), Arch(100, "f"))
-    plan = select_plan(cfg, train="cu129", platform="linux-x86_64", environ=ENV)
+    plan = select_plan(cfg.rows, train="cu129", platform="linux-x86_64", environ=ENV)
     assert [str(t) for t in plan.targets] == ["sm_80", "compute_90", "sm_90a", "sm_100f"]
     assert cfg.python == ("3.12",)
 
@@ -283,7 +302,7 @@ def test_no_pyproject_means_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_issue_examples() -> None:
-    plan = select_plan(default_config(), train="cu130", platform="linux-x86_64", environ=ENV)
+    plan = select_plan(default_config().rows, train="cu130", platform="linux-x86_64", environ=ENV)
     # Issue 3: TORCH_CUDA_ARCH_LIST e.g. 8.0;8.6;8.9;9.0;10.0;12.0+PTX.
     assert emit.torch_arch_list(plan, "2.14") == "8.0;8.6;8.9;9.0;10.0;12.0+PTX"
     cmake = emit.cmake_architectures(plan, "3.25")
@@ -292,7 +311,7 @@ def test_issue_examples() -> None:
 
 @pytest.mark.parametrize("key", list(SEED), ids=str)
 def test_every_format_spells_the_same_row(key: tuple[str, str]) -> None:
-    plan = select_plan(default_config(), train=key[0], platform=key[1], environ=ENV)
+    plan = select_plan(default_config().rows, train=key[0], platform=key[1], environ=ENV)
     targets = plan.targets
     assert parse_torch_arch_list(emit.torch_arch_list(plan, "2.14")) == targets
     assert parse_cmake_architectures(emit.cmake_architectures(plan, "3.25")) == targets
@@ -312,7 +331,7 @@ sass = {sass}
 ptx = {ptx}
 """,
     )
-    return select_plan(load_config(path), train="cu130", platform="linux-x86_64", environ=ENV)
+    return select_plan(load_config(path).rows, train="cu130", platform="linux-x86_64", environ=ENV)
 
 
 def test_torch_rejects_f_and_8_8(tmp_path: Path) -> None:
@@ -342,7 +361,7 @@ def test_env_leaves_out_what_cannot_be_expressed(tmp_path: Path) -> None:
 
 def test_matrix_stays_inside_the_trains() -> None:
     cfg = default_config()
-    m = emit.matrix(cfg, python=["3.12"])
+    m = emit.matrix(cfg.project, python=["3.12"])
     pairs = {(e["train"], e["platform"]) for e in m["include"]}
     # Default trains cpu, cu126, cu130, cu132, cu134 crossed with the issue's rows.
     assert pairs == {
@@ -352,15 +371,15 @@ def test_matrix_stays_inside_the_trains() -> None:
         *((t, "linux-aarch64") for t in ("cu130", "cu132", "cu134")),
         *((t, "win-amd64") for t in ("cu132", "cu134")),
     }
-    m = emit.matrix(cfg, trains=["cu126"], python=["3.11", "3.12"])
+    m = emit.matrix(cfg.project, trains=["cu126"], python=["3.11", "3.12"])
     assert [(e["row"], e["python"]) for e in m["include"]] == [
         ("linux-aarch64-cu126", "3.11"),
         ("linux-aarch64-cu126", "3.12"),
     ]
     with pytest.raises(ConfigError, match="matrix is empty"):
-        emit.matrix(cfg, trains=["cu126"], platforms=["win-amd64"])
+        emit.matrix(cfg.project, trains=["cu126"], platforms=["win-amd64"])
     with pytest.raises(ConfigError, match="not one of the project's trains"):
-        emit.matrix(cfg, trains=["cu129"])
+        emit.matrix(cfg.project, trains=["cu129"])
 
 
 # ---------------------------------------------------------------- CLI

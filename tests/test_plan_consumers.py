@@ -22,7 +22,8 @@ import pytest
 import cuwheel
 from cuwheel import CodeKind, catalog, emit
 from cuwheel.arch import Arch, parse_gencode
-from cuwheel.config import default_config, load_config, select_plan
+from cuwheel.config import default_config, load_config
+from cuwheel.plan.select import select_plan
 from cuwheel.rows import Plan
 
 pytestmark = pytest.mark.consumer
@@ -39,7 +40,7 @@ KERNEL = "__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n"
 
 
 def seed_plan(train: str, platform: str) -> Plan:
-    return select_plan(default_config(), train=train, platform=platform, environ={})
+    return select_plan(default_config().rows, train=train, platform=platform, environ={})
 
 
 def find_cuobjdump() -> str | None:
@@ -187,7 +188,7 @@ def test_nvcc_builds_a_and_f_targets(tmp_path: Path) -> None:
         'cuda = "13.0"\nsass = ["sm_75", "sm_90a", "sm_100f", "sm_120"]\n'
         'ptx = ["compute_90", "compute_120f"]\n'
     )
-    plan = select_plan(load_config(path), train="cu130", platform="linux-x86_64", environ={})
+    plan = select_plan(load_config(path).rows, train="cu130", platform="linux-x86_64", environ={})
     if not nvcc_accepts(plan):
         pytest.skip("local nvcc cannot build CUDA 13.0 targets")
     obj, lib = nvcc_build(tmp_path, plan)
@@ -278,7 +279,7 @@ def test_cmake_refusal_matches_cmake(tmp_path: Path) -> None:
         '[tool.cuwheel]\ntrains = ["cu130"]\n[[tool.cuwheel.rows]]\nplatform = "linux-x86_64"\n'
         'cuda = "13.0"\nsass = ["sm_100f"]\nptx = "none"\n'
     )
-    plan = select_plan(load_config(path), train="cu130", platform="linux-x86_64", environ={})
+    plan = select_plan(load_config(path).rows, train="cu130", platform="linux-x86_64", environ={})
     version = cmake_version()
     try:
         emit.cmake_architectures(plan, version)

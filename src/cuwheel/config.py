@@ -5,23 +5,18 @@ its schema.  A project's table replaces the defaults key by key (``rows`` as a w
 Every problem in a file is reported at once (one :class:`ConfigError`), unknown keys with
 a "did you mean".
 
-Selecting a row (:func:`select_plan`): explicit train / platform, then a wheel's
-``+cuXYZ`` local version and platform tag, then the environment (``CUWHEEL_TRAIN``,
-``CU_VERSION``, ``DESIRED_CUDA``; ``CUWHEEL_PLATFORM``), then the host platform.
+Which row a build or a wheel uses is :mod:`cuwheel.plan.select`'s job.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
-
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from cuwheel import catalog
 from cuwheel._validate import did_you_mean, str_list
@@ -31,13 +26,11 @@ from cuwheel.errors import ConfigError
 from cuwheel.rows import (
     DEPENDENCY_POLICIES,
     PTX_POLICIES,
-    Plan,
+    Project,
     Row,
     Train,
     check_rows,
     parse_train,
-    plan_for,
-    select_row,
 )
 
 if sys.version_info >= (3, 11):
@@ -45,23 +38,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = [
-    "ENV_PLATFORM",
-    "ENV_TRAIN",
-    "RELEASE_ENV_TRAIN",
-    "Config",
-    "default_config",
-    "host_platform",
-    "load_config",
-    "parse_config",
-    "select_plan",
-    "wheel_selection",
-]
-
-ENV_TRAIN = "CUWHEEL_TRAIN"
-ENV_PLATFORM = "CUWHEEL_PLATFORM"
-# Release-tooling variables that name the train (PyTorch's builders use both).
-RELEASE_ENV_TRAIN = ("CU_VERSION", "DESIRED_CUDA")
+__all__ = ["Config", "default_config", "load_config", "parse_config"]
 
 TOP_KEYS = ("trains", "python", "torch-version", "cmake-version", "rows", "check")
 ROW_KEYS = ("name", "platform", "cuda", "sass", "ptx", "dependencies", "note")
@@ -80,6 +57,13 @@ class Config:
     warnings: tuple[str, ...] = ()
     # [tool.cuwheel.check]: what `cuwheel check` enforces; frozen, so one shared default is safe
     check: CheckPolicy = CheckPolicy()  # noqa: RUF009
+
+    @property
+    def project(self) -> Project:
+        """The release matrix alone, as plan's emitters take it."""
+        return Project(
+            self.rows, self.trains, self.python, self.torch_version, self.cmake_version
+        )
 
 
 def _did_you_mean(key: str, known: tuple[str, ...]) -> str:
@@ -256,71 +240,3 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         return parse_config(table, str(p))
     data.pop("meta", None)
     return parse_config(data, str(p))
-
-
-def host_platform() -> str | None:
-    """This machine's row platform (``linux-x86_64``, ``win-amd64``...), or None."""
-    name = sysconfig.get_platform()
-    return name if catalog.platform(name) is not None else None
-
-
-def wheel_selection(filename: str) -> tuple[Train, str | None]:
-    """Train (from the ``+cuXYZ`` / ``+cpu`` local version) and platform of a wheel file."""
-    base = Path(filename).name
-    try:
-        _name, version, _build, tags = parse_wheel_filename(base)
-    except InvalidWheelFilename as exc:
-        raise ConfigError(f"{base}: {exc}") from None
-    if version.local is None:
-        raise ConfigError(f"{base}: no local version (+cu130 / +cpu) names its train; pass --train")
-    try:
-        train = parse_train(version.local)
-    except ConfigError as exc:
-        raise ConfigError(f"{base}: local version +{version.local}: {exc}") from None
-    platforms = {p.name for t in tags if (p := catalog.platform_for_wheel_tag(t.platform))}
-    if len(platforms) > 1:
-        raise ConfigError(f"{base}: platform tags name several platforms: {sorted(platforms)}")
-    if not platforms and not train.is_cpu and {t.platform for t in tags} != {"any"}:
-        tag_list = sorted({t.platform for t in tags})
-        raise ConfigError(f"{base}: platform tag {', '.join(tag_list)} is no known row platform")
-    return train, platforms.pop() if platforms else None
-
-
-def select_plan(
-    config: Config,
-    *,
-    train: str | None = None,
-    platform: str | None = None,
-    wheel: str | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> Plan:
-    """Choose the row for a build or a wheel and resolve it; ConfigError when none fits."""
-    env = os.environ if environ is None else environ
-    chosen: Train | None = parse_train(train) if train else None
-    plat = platform
-    if wheel is not None:
-        w_train, w_plat = wheel_selection(wheel)
-        if chosen is not None and chosen != w_train:
-            raise ConfigError(f"--train {chosen} contradicts the wheel's +{w_train.name}")
-        if plat is not None and w_plat is not None and plat != w_plat:
-            raise ConfigError(f"--platform {plat} contradicts the wheel's platform {w_plat}")
-        chosen = chosen or w_train
-        plat = plat or w_plat
-    if chosen is None:
-        for var in (ENV_TRAIN, *RELEASE_ENV_TRAIN):
-            value = env.get(var, "").strip()
-            if value:
-                try:
-                    chosen = parse_train(value)
-                except ConfigError as exc:
-                    raise ConfigError(f"${var}: {exc}") from None
-                break
-    if chosen is None:
-        raise ConfigError(
-            "no train selected: pass --train (cu130, 13.0 or cpu), give a wheel, or set "
-            f"{ENV_TRAIN}, {' or '.join(RELEASE_ENV_TRAIN)}"
-        )
-    if plat is None:
-        plat = env.get(ENV_PLATFORM, "").strip() or host_platform()
-    row = select_row(config.rows, chosen, plat)
-    return plan_for(row, chosen, plat)

@@ -24,9 +24,8 @@ from cuwheel.arch import (
     format_gencode,
     format_torch_arch_list,
 )
-from cuwheel.config import Config
 from cuwheel.errors import ConfigError
-from cuwheel.rows import Plan, parse_train, plan_for
+from cuwheel.rows import Plan, Project, parse_train, plan_for
 
 __all__ = [
     "JSON_SCHEMA_VERSION",
@@ -209,7 +208,7 @@ def plan_json(plan: Plan, torch_version: str, cmake_version: str) -> dict[str, A
 
 
 def matrix(
-    config: Config,
+    config: Project,
     *,
     trains: Sequence[str] = (),
     platforms: Sequence[str] = (),

@@ -25,6 +25,7 @@ __all__ = [
     "DEPENDENCY_POLICIES",
     "PTX_POLICIES",
     "Plan",
+    "Project",
     "Row",
     "Train",
     "check_rows",
@@ -302,3 +303,15 @@ def parse_row_arch(text: str) -> Arch:
         return Arch.parse(text)
     except ArchSpellingError as exc:
         raise ConfigError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Project:
+    """A project's release matrix: its rows, the trains it releases, its Python versions
+    and the consumer versions that read the emitted lists (``[tool.cuwheel]``)."""
+
+    rows: tuple[Row, ...]
+    trains: tuple[Train, ...]
+    python: tuple[str, ...]
+    torch_version: str
+    cmake_version: str

@@ -7,11 +7,10 @@ and runs them all; :mod:`cuwheel.checks.report` renders the result.
 
 from __future__ import annotations
 
-from typing import Any
-
 from cuwheel.checks.codes import CODES, FAMILIES, Code, Severity
 from cuwheel.checks.findings import Finding, Stats, WheelReport
 from cuwheel.checks.policy import CheckPolicy, Waiver
+from cuwheel.checks.runner import check_source, check_wheel, check_wheels
 
 __all__ = [
     "CODES",
@@ -26,16 +25,4 @@ __all__ = [
     "check_source",
     "check_wheel",
     "check_wheels",
-    "plan_for_wheel",
 ]
-
-_LAZY = ("check_source", "check_wheel", "check_wheels", "plan_for_wheel")
-
-
-def __getattr__(name: str) -> Any:
-    # The runner imports cuwheel.config, which imports the policy from this package.
-    if name in _LAZY:
-        from cuwheel.checks import runner
-
-        return getattr(runner, name)
-    raise AttributeError(name)

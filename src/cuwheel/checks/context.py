@@ -122,13 +122,13 @@ class CheckContext:
         plan: Plan,
         policy: CheckPolicy,
         local: str | None,
-        train_from_wheel: bool,
+        train_from: str,
     ) -> None:
         self.source = source
         self.plan = plan
         self.policy = policy
         self.local = local  # the wheel's local version ("cu130"), if any
-        self.train_from_wheel = train_from_wheel
+        self.train_from = train_from  # where the row's train came from (a flag, the wheel...)
         self.wheel_name = posixpath.basename(source.path.replace("\\", "/"))
 
     # -- row ----------------------------------------------------------------------

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
-from cuwheel import catalog
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.cpu import check_cpu
 from cuwheel.checks.dependencies import check_dependencies
@@ -22,12 +18,12 @@ from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.runpaths import check_runpaths
 from cuwheel.checks.tags import check_machine, check_train
 from cuwheel.checks.windows import check_windows
-from cuwheel.config import Config
-from cuwheel.errors import ConfigError, InputError
+from cuwheel.errors import InputError
 from cuwheel.inventory import Source
-from cuwheel.rows import Plan, parse_train, plan_for, select_row
+from cuwheel.plan.select import Selection, select
+from cuwheel.rows import Plan, Row
 
-__all__ = ["CHECKS", "check_source", "check_wheel", "check_wheels", "plan_for_wheel"]
+__all__ = ["CHECKS", "check_source", "check_wheel", "check_wheels"]
 
 Check = Callable[[CheckContext], list[Finding]]
 
@@ -48,59 +44,6 @@ CHECKS: tuple[tuple[str, Check], ...] = (
 )
 
 
-def _local_version(filename: str) -> str | None:
-    try:
-        version = parse_wheel_filename(filename)[1]
-    except InvalidWheelFilename:
-        return None
-    return version.local
-
-
-def plan_for_wheel(
-    config: Config,
-    filename: str,
-    *,
-    train: str | None = None,
-    platform: str | None = None,
-    row: str | None = None,
-) -> tuple[Plan, str | None, bool]:
-    """(plan, the wheel's local version, whether the train came from the wheel)."""
-    base = Path(filename).name
-    try:
-        tags = parse_wheel_filename(base)[3]
-    except InvalidWheelFilename as exc:
-        raise ConfigError(f"{base}: {exc}") from None
-    local = _local_version(base)
-    if train:
-        chosen = parse_train(train)
-    elif local is not None:
-        try:
-            chosen = parse_train(local)
-        except ConfigError as exc:
-            raise ConfigError(f"{base}: local version +{local}: {exc}") from None
-    else:
-        raise ConfigError(f"{base}: no local version (+cu130 / +cpu) names its train; pass --train")
-    if platform is None:
-        plats = {p.name for t in tags if (p := catalog.platform_for_wheel_tag(t.platform))}
-        if len(plats) > 1:
-            raise ConfigError(f"{base}: platform tags name several platforms: {sorted(plats)}")
-        platform = plats.pop() if plats else None
-    if row is not None:
-        named = [r for r in config.rows if r.name == row]
-        if not named:
-            known = ", ".join(r.name for r in config.rows)
-            raise ConfigError(f"no row named {row!r} in {config.source}; known: {known}")
-        chosen_row = named[0]
-        if not chosen_row.is_cpu and platform and chosen_row.platform != platform:
-            raise ConfigError(
-                f"{chosen_row.describe()} is for {chosen_row.platform}; {base} is for {platform}"
-            )
-        platform = platform or chosen_row.platform
-    else:
-        chosen_row = select_row(config.rows, chosen, platform)
-    return plan_for(chosen_row, chosen, platform), local, not train
-
-
 def _stats(ctx: CheckContext) -> Stats:
     libs = ctx.libs
     return Stats(
@@ -118,11 +61,12 @@ def check_source(
     policy: CheckPolicy | None = None,
     *,
     local: str | None = None,
-    train_from_wheel: bool = True,
+    train_from: str = "the wheel's local version",
 ) -> WheelReport:
-    """Judge one inspected wheel against ``plan``: pure (facts + row + policy -> report)."""
+    """Judge one inspected wheel against ``plan``: pure (facts + row + policy -> report).
+    ``local`` is the wheel's local version; ``train_from`` says where the train came from."""
     policy = policy or CheckPolicy()
-    ctx = CheckContext(source, plan, policy, local, train_from_wheel)
+    ctx = CheckContext(source, plan, policy, local, train_from)
     findings: list[Finding] = []
     for name, check in CHECKS:
         for f in check(ctx):
@@ -150,14 +94,16 @@ def check_source(
 
 def check_wheel(
     path: str | os.PathLike[str],
-    config: Config,
+    rows: Sequence[Row],
     policy: CheckPolicy | None = None,
     *,
     train: str | None = None,
     platform: str | None = None,
     row: str | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> WheelReport:
-    """Inspect the wheel at ``path`` and check it against its row.
+    """Inspect the wheel at ``path`` and check it against its row among ``rows`` (picked by
+    :func:`cuwheel.plan.select.select` from the flags, the wheel's name and ``environ``).
 
     Raises ConfigError when no row fits and InputError when the file is no readable wheel.
     """
@@ -166,21 +112,21 @@ def check_wheel(
     p = os.fspath(path)
     if not os.path.isfile(p):
         raise InputError(p, "no such file")
-    plan, local, from_wheel = plan_for_wheel(config, p, train=train, platform=platform, row=row)
+    sel: Selection = select(
+        rows, train=train, platform=platform, row=row, wheel=p, environ=environ
+    )
     inventory = inspect(p, workers=1)
     source = inventory.sources[0]
     if source.kind != "wheel" or source.wheel is None:
         why = source.problems[0].message if source.problems else "not a wheel"
         raise InputError(p, why)
-    return check_source(
-        source, plan, policy or config.check, local=local, train_from_wheel=from_wheel
-    )
+    return check_source(source, sel.plan, policy, local=sel.local, train_from=sel.train_from)
 
 
 def check_wheels(
     paths: Sequence[str | os.PathLike[str]],
-    config: Config,
+    rows: Sequence[Row],
     policy: CheckPolicy | None = None,
     **selection: str | None,
 ) -> list[WheelReport]:
-    return [check_wheel(p, config, policy, **selection) for p in paths]
+    return [check_wheel(p, rows, policy, **selection) for p in paths]  # type: ignore[arg-type]

@@ -49,7 +49,8 @@ def check_train(ctx: CheckContext) -> list[Finding]:
     if ctx.local is None:
         out.append(ctx.finding(
             "TAG002",
-            f"the wheel's version has no +{train} local version; the train came from --train",
+            f"the wheel's version has no +{train} local version; the train came from "
+            f"{ctx.train_from}",
         ))  # fmt: skip
     else:
         try:

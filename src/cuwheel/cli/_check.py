@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
         accept_missing_ptx=args.accept_missing_ptx,
     )
     reports = [
-        check_wheel(w, config, policy, train=args.train, platform=args.platform, row=args.row)
+        check_wheel(w, config.rows, policy, train=args.train, platform=args.platform, row=args.row)
         for w in args.wheels
     ]
     text = render(reports, args.format)

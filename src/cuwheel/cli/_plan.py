@@ -9,8 +9,9 @@ from dataclasses import replace
 from typing import Any
 
 from cuwheel import emit
-from cuwheel.config import load_config, select_plan
+from cuwheel.config import load_config
 from cuwheel.errors import ConfigError
+from cuwheel.plan.select import select_plan
 
 __all__ = ["register"]
 
@@ -78,11 +79,13 @@ def _run(args: argparse.Namespace) -> int:
             raise ConfigError("--format matrix takes no wheel")
         if args.torch_version or args.cmake_version:
             config = replace(config, torch_version=torch_version, cmake_version=cmake_version)
-        result = emit.matrix(config, trains=args.train, platforms=args.platform, python=args.python)
+        result = emit.matrix(
+            config.project, trains=args.train, platforms=args.platform, python=args.python
+        )
         print(json.dumps(result, separators=(",", ":")))
         return 0
     plan = select_plan(
-        config,
+        config.rows,
         train=_single(args.train, "--train"),
         platform=_single(args.platform, "--platform"),
         wheel=args.wheel,
