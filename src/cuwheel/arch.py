@@ -29,6 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from cuwheel.errors import ArchSpellingError
+
 __all__ = [
     "Arch",
     "ArchSpec",
@@ -46,10 +48,6 @@ __all__ = [
 ]
 
 Variant = Literal["", "a", "f"]
-
-
-class ArchSpellingError(ValueError):
-    """A text is not a valid architecture spelling, or a list cannot be spelled for a consumer."""
 
 
 # "sm_90a", "compute_100f", "lto_89", "sm90", "90a", "9.0a", "10.0f", "12.1"

@@ -21,13 +21,13 @@ import fnmatch
 import functools
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
 
 from cuwheel.arch import Arch, ArchSpec, ArchSpellingError, parse_arch_specs
-from cuwheel.errors import CuwheelError
+from cuwheel.errors import CatalogError, UnknownName
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -70,14 +70,6 @@ __all__ = [
 
 SOURCE_MARKS = frozenset({"L", "D", "S", "P", "C", "?"})
 SEGMENTS = frozenset({"datacenter", "workstation", "consumer", "embedded"})
-
-
-class CatalogError(CuwheelError):
-    """A data file of the catalog is invalid (a packaging bug); ``problems`` lists all."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        super().__init__("invalid catalog data:\n  " + "\n  ".join(self.problems))
 
 
 # ---------------------------------------------------------------------------- types
@@ -907,7 +899,8 @@ def releases() -> tuple[Release, ...]:
 
 
 def release(version: str | tuple[int, int]) -> Release:
-    """The release ``"13.0"`` (``"13.0.88"`` and ``(13, 0)`` work too); raises LookupError."""
+    """The release ``"13.0"`` (``"13.0.88"`` and ``(13, 0)`` work too); raises UnknownName
+    (a LookupError)."""
     v = parse_version(version) if isinstance(version, str) else version
     cat = load_catalog()
     for r in cat.releases:
@@ -916,7 +909,7 @@ def release(version: str | tuple[int, int]) -> Release:
     name = f"{v[0]}.{v[1]}"
     why = " (it was never released)" if name in cat.unreleased else ""
     known = ", ".join(r.name for r in cat.releases)
-    raise LookupError(f"unknown CUDA release {name}{why}; known: {known}")
+    raise UnknownName(f"unknown CUDA release {name}{why}; known: {known}")
 
 
 def releases_supporting(arch: Arch) -> tuple[Release, ...]:
@@ -1016,7 +1009,7 @@ def torch_consumer(version: str | None = None) -> TorchConsumer:
     older = [t for t in known if parse_version(t.version) <= v]
     if not older:
         have = ", ".join(t.version for t in known)
-        raise LookupError(f"no TORCH_CUDA_ARCH_LIST data for torch {version}; known: {have}")
+        raise UnknownName(f"no TORCH_CUDA_ARCH_LIST data for torch {version}; known: {have}")
     return max(older, key=lambda t: parse_version(t.version))
 
 

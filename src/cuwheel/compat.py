@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from cuwheel import catalog
 from cuwheel.arch import Arch, ArchSpellingError
-from cuwheel.errors import CuwheelError
+from cuwheel.errors import CompatError
 from cuwheel.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
 from cuwheel.rules.driver import (
@@ -60,10 +60,6 @@ __all__ = [
     "target_for_cc",
     "targets_for_gpu",
 ]
-
-
-class CompatError(CuwheelError):
-    """A compat question cannot be asked as given (unknown GPU, bad driver version ...)."""
 
 
 # ---------------------------------------------------------------------------- driver

@@ -24,7 +24,7 @@ from cuwheel.arch import (
     format_gencode,
     format_torch_arch_list,
 )
-from cuwheel.errors import ConfigError
+from cuwheel.errors import ConfigError, Unexpressible
 from cuwheel.rows import Plan, Project, parse_train, plan_for
 
 __all__ = [
@@ -41,14 +41,6 @@ __all__ = [
 ]
 
 JSON_SCHEMA_VERSION = 1
-
-
-class Unexpressible(ConfigError):
-    """A row cannot be written for a consumer (e.g. ``100f`` for CMake 3.25)."""
-
-    def __init__(self, consumer: str, problems: list[str]) -> None:
-        self.consumer = consumer
-        super().__init__([f"{consumer}: {p}" for p in problems])
 
 
 def _v(text: str) -> tuple[int, int]:

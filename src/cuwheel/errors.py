@@ -1,8 +1,33 @@
-"""Exceptions of cuwheel; each owns the exit status the CLI gives it."""
+"""Every exception cuwheel raises, in one place; each error of a run owns the exit status
+the CLI gives it (2: unusable input, configuration or question).
+
+Three channels are kept apart: a parser meets malformed bytes -> its :class:`Malformed`
+subclass, which the reader turns into an :class:`InputError` naming the file (any other
+exception from a parser is a bug); a configuration or question is wrong ->
+:class:`ConfigError` / :class:`CompatError` listing every problem; a wheel breaks a rule ->
+a finding, never an exception.
+"""
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "CuwheelError", "InputError", "one_line"]
+__all__ = [
+    "ArError",
+    "ArchSpellingError",
+    "CatalogError",
+    "CompatError",
+    "ConfigError",
+    "CuwheelError",
+    "ElfError",
+    "FatbinError",
+    "InputError",
+    "Malformed",
+    "NoGpuError",
+    "PeError",
+    "StreamError",
+    "Unexpressible",
+    "UnknownName",
+    "one_line",
+]
 
 
 def one_line(text: str) -> str:
@@ -41,3 +66,68 @@ class ConfigError(CuwheelError):
             problems = [problems]
         self.problems = list(problems)
         super().__init__("; ".join(self.problems))
+
+
+class CatalogError(CuwheelError):
+    """A data file of the catalog is invalid (a packaging bug); ``problems`` lists all."""
+
+    def __init__(self, problems: list[str] | tuple[str, ...]) -> None:
+        self.problems = list(problems)
+        super().__init__("invalid catalog data:\n  " + "\n  ".join(self.problems))
+
+
+class UnknownName(CuwheelError, LookupError):
+    """A catalog lookup found nothing (an unknown CUDA release, a torch version without
+    data); the message lists what is known."""
+
+
+class CompatError(CuwheelError):
+    """A compat question cannot be asked as given (unknown GPU, bad driver version ...)."""
+
+
+class NoGpuError(CuwheelError):
+    """No NVIDIA driver or GPU could be found on this machine."""
+
+
+class Unexpressible(ConfigError):
+    """A row cannot be written for a consumer (e.g. ``100f`` for CMake 3.25)."""
+
+    def __init__(self, consumer: str, problems: list[str]) -> None:
+        self.consumer = consumer
+        super().__init__([f"{consumer}: {p}" for p in problems])
+
+
+class ArchSpellingError(ValueError):
+    """A text is not a valid architecture spelling, or a list cannot be spelled for a consumer."""
+
+
+# ---------------------------------------------------------------------------- parsers
+
+
+class Malformed(ValueError):
+    """Bytes that break their format, raised by a parser; ``offset`` is where, when known.
+    Readers turn it into an InputError (or a per-binary anomaly) naming the file."""
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class StreamError(Malformed):
+    """A byte-range request is impossible (beyond the end of the file, absurd size)."""
+
+
+class ElfError(Malformed):
+    """A host ELF file is malformed."""
+
+
+class PeError(Malformed):
+    """A PE/COFF image is malformed."""
+
+
+class ArError(Malformed):
+    """An ar archive is malformed."""
+
+
+class FatbinError(Malformed):
+    """A fatbin container or entry header is malformed (message says which field)."""

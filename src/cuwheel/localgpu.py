@@ -17,17 +17,13 @@ from typing import Any
 
 from cuwheel.arch import Arch
 from cuwheel.compat import Driver, Target
-from cuwheel.errors import CuwheelError
+from cuwheel.errors import NoGpuError
 
 __all__ = ["LocalGpu", "LocalMachine", "NoGpuError", "detect"]
 
 # CUdevice_attribute values (cuda.h): CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR.
 _CC_MAJOR = 75
 _CC_MINOR = 76
-
-
-class NoGpuError(CuwheelError):
-    """No NVIDIA driver or GPU could be found on this machine."""
 
 
 @dataclass(frozen=True)

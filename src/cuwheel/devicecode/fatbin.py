@@ -12,11 +12,13 @@ import struct
 from dataclasses import dataclass
 
 from cuwheel.arch import Arch, Variant
+from cuwheel.errors import FatbinError
 from cuwheel.inventory import CodeKind, Compression, FatbinEntry
 
 __all__ = [
     "CONTAINER_HEADER_SIZE",
     "CONTAINER_MAGIC",
+    "CONTAINER_SIGNATURE",
     "ENTRY_FIXED_SIZE",
     "MAX_ENTRY_HEADER",
     "ContainerHeader",
@@ -28,7 +30,8 @@ __all__ = [
 ]
 
 CONTAINER_MAGIC = b"\x50\xed\x55\xba"
-# Magic + version 1 + header size 16: the only container header ever seen (5,204/5,204).
+# Magic + version 1 + header size 16: the only container header ever seen (5,204/5,204);
+# the signature every container search looks for.
 CONTAINER_SIGNATURE = CONTAINER_MAGIC + b"\x01\x00\x10\x00"
 CONTAINER_HEADER_SIZE = 16
 ENTRY_FIXED_SIZE = 64
@@ -53,10 +56,6 @@ FLAG_OPAQUE_LTO = 0x10000
 FLAG_ARCH_SPECIFIC = 0x100000  # "a" targets
 FLAG_FAMILY_SPECIFIC = 0x200000  # "f" targets
 FLAG_COMPAT_BLOB = 0x1000000
-
-
-class FatbinError(ValueError):
-    """A fatbin container or entry header is malformed (message says which field)."""
 
 
 @dataclass(frozen=True)

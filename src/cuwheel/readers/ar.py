@@ -9,16 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cuwheel.errors import ArError
 from cuwheel.readers.stream import Scan
 
 __all__ = ["AR_MAGIC", "ArError", "ArReader"]
 
 AR_MAGIC = b"!<arch>\n"
 _HEADER = 60
-
-
-class ArError(ValueError):
-    pass
 
 
 class ArReader:

@@ -11,19 +11,19 @@ from collections.abc import Callable, Iterator
 
 from cuwheel.arch import Arch, Variant
 from cuwheel.devicecode.cubin import EM_CUDA, parse_cubin
-from cuwheel.devicecode.fatbin import CONTAINER_MAGIC, FatbinError
+from cuwheel.devicecode.fatbin import CONTAINER_MAGIC
 from cuwheel.devicecode.ptx import looks_like_ptx, parse_ptx_header
-from cuwheel.errors import InputError
+from cuwheel.errors import InputError, Malformed
 from cuwheel.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
-from cuwheel.readers.ar import AR_MAGIC, ArError, ArReader
+from cuwheel.readers.ar import AR_MAGIC, ArReader
 from cuwheel.readers.devicecode import (
     ContainerCollector,
     Region,
     assign_containers,
     unsafe_skips,
 )
-from cuwheel.readers.elf import ElfError, ElfReader
-from cuwheel.readers.pe import PeError, PeReader
+from cuwheel.readers.elf import ElfReader
+from cuwheel.readers.pe import PeReader
 from cuwheel.readers.stream import Chunk, Scan, StreamError
 
 __all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
@@ -150,7 +150,7 @@ def read_binary(
             return _read(path, size, open_chunks, kind, payload, False, False)
     except InputError:
         raise
-    except (ElfError, PeError, ArError, StreamError, FatbinError) as exc:
+    except Malformed as exc:
         raise InputError(path, str(exc)) from None
     except (struct.error, IndexError, ValueError) as exc:
         raise InputError(path, f"malformed ({exc})") from None

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from cuwheel.devicecode.cubin import parse_cubin
 from cuwheel.devicecode.fatbin import (
     CONTAINER_HEADER_SIZE,
+    CONTAINER_SIGNATURE,
     ENTRY_FIXED_SIZE,
     EntryHeader,
     FatbinError,
@@ -25,8 +26,6 @@ from cuwheel.devicecode.fatbin import (
 )
 from cuwheel.inventory import CodeKind, Compression, FatbinContainer, FatbinEntry, Toolkit
 from cuwheel.readers.stream import Scan
-
-_SIGNATURE8 = b"\x50\xed\x55\xba\x01\x00\x10\x00"
 
 __all__ = ["Candidate", "ContainerCollector", "Region", "assign_containers"]
 
@@ -93,7 +92,7 @@ class ContainerCollector:
         peek = self.scan.peek
         while at + 16 <= end:
             head = peek(at, 8)
-            if head == _SIGNATURE8:
+            if head == CONTAINER_SIGNATURE:
                 cand = self._candidate(at)
                 if cand is None:
                     return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from cuwheel.errors import ElfError
 from cuwheel.readers.devicecode import Region
 from cuwheel.readers.stream import Scan
 
@@ -57,10 +58,6 @@ NOT_DATA_SECTIONS = (
 # At most this much of the writable segments is kept for the fatbin wrapper records.
 MAX_RW_KEPT = 64 << 20
 WRAPPER_MAGIC = 0x466243B1  # .nvFatBinSegment record (binary-formats.md 1.2)
-
-
-class ElfError(ValueError):
-    pass
 
 
 @dataclass

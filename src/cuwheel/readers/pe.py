@@ -11,6 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from cuwheel.errors import PeError
 from cuwheel.readers.devicecode import Region
 from cuwheel.readers.stream import Scan
 
@@ -26,10 +27,6 @@ DEVICE_SECTIONS = {
 }
 MAX_NAME = 512
 MAX_TABLE = 64 << 20
-
-
-class PeError(ValueError):
-    pass
 
 
 @dataclass

@@ -20,6 +20,9 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Union
 
+from cuwheel.devicecode.fatbin import CONTAINER_SIGNATURE
+from cuwheel.errors import StreamError
+
 __all__ = ["Callback", "Scan", "StreamError"]
 
 Callback = Callable[[bytes], None]
@@ -63,8 +66,6 @@ class FileBuffer:
 # A chunk of the file: bytes, or a whole file (mmap or FileBuffer, sliced on demand).
 Chunk = Union[bytes, bytearray, mmap.mmap, "FileBuffer"]
 
-# Container magic + version 1 + header size 16 (binary-formats.md section 2).
-_SIGNATURE = b"\x50\xed\x55\xba\x01\x00\x10\x00"
 # Bytes read at a time when searching a section of a file on disk.
 _SEARCH_PIECE = 16 << 20
 # Bytes kept behind the stream's head, so that requests for something just passed
@@ -72,10 +73,6 @@ _SEARCH_PIECE = 16 << 20
 DEFAULT_WINDOW = 1 << 20
 # No single request may pin more than this much memory.
 MAX_REQUEST = 512 << 20
-
-
-class StreamError(ValueError):
-    """A request is impossible (beyond the end of the file, absurd size)."""
 
 
 class Scan:
@@ -181,13 +178,13 @@ class Scan:
         while at < end:
             stop = min(end, at + _SEARCH_PIECE)
             piece = self._buf[at:stop]
-            i = piece.find(_SIGNATURE)
+            i = piece.find(CONTAINER_SIGNATURE)
             while i >= 0:
                 hits.append(at + i)
-                i = piece.find(_SIGNATURE, i + 8)
+                i = piece.find(CONTAINER_SIGNATURE, i + 8)
             if stop >= end:
                 break
-            at = stop - (len(_SIGNATURE) - 1)  # a signature may straddle two pieces
+            at = stop - (len(CONTAINER_SIGNATURE) - 1)  # a signature may straddle two pieces
         return hits
 
     def feed_all(self, chunks: Iterable[Chunk]) -> None:
@@ -248,7 +245,7 @@ class Scan:
                 continue
             nxt = min([s0 for s0, _ in skips if s0 < hi] + [hi])
             # a signature may start just before a skipped range
-            i = find(_SIGNATURE, at - base, min(nxt + 7, hi) - base)
+            i = find(CONTAINER_SIGNATURE, at - base, min(nxt + 7, hi) - base)
             if i < 0:
                 at = nxt if nxt > at else at + 1
                 continue
