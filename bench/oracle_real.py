@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import cuobjdump_oracle as oracle
 import cuwheel
-from cuwheel.inventory import Binary, CodeKind, FatbinContainer
+from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer
 
 
 def cuwheel_lists(b: Binary, all_sections: bool) -> tuple[collections.Counter[str], ...]:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cuwheel.arch import (
+from cuwheel.model.arch import (
     Arch,
     ArchSpec,
     ArchSpellingError,

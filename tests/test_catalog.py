@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from cuwheel import catalog
-from cuwheel.arch import Arch, ArchSpec
-from cuwheel.catalog import CatalogError
+from cuwheel.knowledge import catalog
+from cuwheel.knowledge.catalog import CatalogError
+from cuwheel.model.arch import Arch, ArchSpec
 
 
 def test_loads_once_and_notes_sources() -> None:

@@ -14,10 +14,10 @@ import pytest
 
 import checkwheels as cw
 from cuwheel.checks import CODES, CheckPolicy, Severity, check_wheel
-from cuwheel.checks.report import to_github, to_junit
 from cuwheel.cli import main, main_inner
 from cuwheel.config import load_config, parse_config
 from cuwheel.errors import ConfigError
+from cuwheel.render.check import to_github, to_junit
 
 X86 = cw.linux_x86_cu13()
 ARM = cw.linux_aarch64_cu13()

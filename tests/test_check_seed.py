@@ -17,8 +17,8 @@ import pytest
 
 import checkwheels as cw
 from cuwheel.checks import WheelReport, check_wheel
-from cuwheel.checks.report import to_json, to_text
 from cuwheel.config import parse_config
+from cuwheel.render.check import to_json, to_text
 
 GOLDEN = Path(__file__).parent / "golden" / "check"
 UPDATE = os.environ.get("CUWHEEL_UPDATE_GOLDEN") == "1"

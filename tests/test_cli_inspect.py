@@ -14,7 +14,7 @@ import pytest
 
 import cuwheel
 from cuwheel.cli import main
-from cuwheel.report.inspect_json import inventory_to_dict, load_schema
+from cuwheel.render.inspect_json import inventory_to_dict, load_schema
 from wheelfactory import make_wheel
 
 BIN = Path(__file__).parent / "data" / "bin"

@@ -16,10 +16,9 @@ import pytest
 
 import cuwheel.cli
 from cuwheel import compat
-from cuwheel.arch import Arch
 from cuwheel.compat import Driver, Target, Verdict
-from cuwheel.compat_report import matrix_svg
-from cuwheel.inventory import (
+from cuwheel.model.arch import Arch
+from cuwheel.model.inventory import (
     Binary,
     CodeKind,
     Compression,
@@ -29,6 +28,7 @@ from cuwheel.inventory import (
     Source,
     Toolkit,
 )
+from cuwheel.render.compat import matrix_svg
 
 BIN = Path(__file__).parent / "data" / "bin"
 
@@ -607,7 +607,7 @@ def test_cli_unreadable_input(run_cli, tmp_path: Path) -> None:  # type: ignore[
 
 
 def test_cli_local_without_driver(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import cuwheel.localgpu as lg
+    import cuwheel.compat.localgpu as lg
 
     def no_nvml() -> lg.LocalMachine:
         raise ImportError("pynvml")
@@ -623,7 +623,7 @@ def test_cli_local_without_driver(run_cli, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_cli_local_uses_the_machine(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import cuwheel.localgpu as lg
+    import cuwheel.compat.localgpu as lg
 
     machine = lg.LocalMachine(
         (lg.LocalGpu(0, "NVIDIA H200", Arch(90)),), Driver("580.159.04", (13, 0)), "nvml"

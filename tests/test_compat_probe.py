@@ -20,7 +20,7 @@ import pytest
 
 import cuwheel
 from cuwheel import compat
-from cuwheel.arch import Arch
+from cuwheel.model.arch import Arch
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "probe" / "h200_results.json"

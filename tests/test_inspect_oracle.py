@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import cuobjdump_oracle as oracle
 import cuwheel
 import wheelfactory
-from cuwheel.inventory import Binary, CodeKind, Compression, FatbinContainer, Source
+from cuwheel.model.inventory import Binary, CodeKind, Compression, FatbinContainer, Source
 
 DATA = Path(__file__).parent / "data"
 BIN = DATA / "bin"
@@ -566,10 +566,10 @@ def test_wheel_directory_and_file_agree(
 def force_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tiny inflate / read pieces, a tiny trailing window, no kept ELF head: every member
     streams in many chunks and most structures need the second pass."""
-    import cuwheel.readers.binary as binary_mod
-    import cuwheel.readers.elf as elf_mod
-    import cuwheel.readers.stream as stream_mod
-    import cuwheel.sources as sources_mod
+    import cuwheel.read.binary as binary_mod
+    import cuwheel.read.elf as elf_mod
+    import cuwheel.read.sources as sources_mod
+    import cuwheel.read.stream as stream_mod
 
     monkeypatch.setattr(sources_mod, "OUT_SIZE", 4096)
     monkeypatch.setattr(sources_mod, "READ_SIZE", 4096)
@@ -592,7 +592,7 @@ def test_streaming_really_streams(
 ) -> None:
     """The forced path takes more than one pass and many chunks (else the test above would
     only prove the resident path twice)."""
-    import cuwheel.readers.binary as binary_mod
+    import cuwheel.read.binary as binary_mod
 
     force_streaming(monkeypatch)
     passes: list[int] = []

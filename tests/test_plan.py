@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 import cuwheel.cli
-from cuwheel import emit
-from cuwheel.arch import Arch, parse_cmake_architectures, parse_gencode, parse_torch_arch_list
 from cuwheel.config import default_config, load_config
 from cuwheel.errors import ConfigError
+from cuwheel.model.arch import Arch, parse_cmake_architectures, parse_gencode, parse_torch_arch_list
+from cuwheel.plan import emit
+from cuwheel.plan.rows import parse_train
 from cuwheel.plan.select import parse_wheel_name, select_plan
-from cuwheel.rows import parse_train
 
 ENV: dict[str, str] = {}  # an empty environment: nothing selected implicitly
 

@@ -20,11 +20,13 @@ from pathlib import Path
 import pytest
 
 import cuwheel
-from cuwheel import CodeKind, catalog, emit
-from cuwheel.arch import Arch, parse_gencode
+from cuwheel import CodeKind
 from cuwheel.config import default_config, load_config
+from cuwheel.knowledge import catalog
+from cuwheel.model.arch import Arch, parse_gencode
+from cuwheel.plan import emit
+from cuwheel.plan.rows import Plan
 from cuwheel.plan.select import select_plan
-from cuwheel.rows import Plan
 
 pytestmark = pytest.mark.consumer
 

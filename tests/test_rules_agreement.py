@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import pytest
 
-from cuwheel import catalog, compat
-from cuwheel.arch import Arch, ArchSpec
+from cuwheel import compat
 from cuwheel.checks import CheckPolicy, Severity, check_source
 from cuwheel.compat import Driver, Target, Verdict
-from cuwheel.inventory import (
+from cuwheel.knowledge import catalog
+from cuwheel.model.arch import Arch, ArchSpec
+from cuwheel.model.inventory import (
     Binary,
     CodeKind,
     Compression,
@@ -29,7 +30,7 @@ from cuwheel.inventory import (
     Source,
     WheelInfo,
 )
-from cuwheel.rows import Plan, Row, Train
+from cuwheel.plan.rows import Plan, Row, Train
 
 WHEEL = "pkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"
 LIB = "pkg/libk.so"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cuwheel.arch import Arch
 from cuwheel.errors import ConfigError, CuwheelError, InputError
-from cuwheel.inventory import (
+from cuwheel.model.arch import Arch
+from cuwheel.model.inventory import (
     Binary,
     CodeKind,
     Compression,
@@ -42,7 +42,7 @@ __all__ = [
 def __getattr__(name: str) -> object:
     # Imported lazily so `import cuwheel` stays cheap for the data-model users.
     if name == "inspect":
-        from cuwheel.api import inspect
+        from cuwheel.read.inspect import inspect
 
         return inspect
     raise AttributeError(name)

@@ -18,12 +18,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from cuwheel import catalog
 from cuwheel._validate import did_you_mean, str_list
-from cuwheel.arch import Arch, ArchSpellingError
 from cuwheel.checks.policy import CheckPolicy, parse_check_table
 from cuwheel.errors import ConfigError
-from cuwheel.rows import (
+from cuwheel.knowledge import catalog
+from cuwheel.model.arch import Arch, ArchSpellingError
+from cuwheel.plan.rows import (
     DEPENDENCY_POLICIES,
     PTX_POLICIES,
     Project,

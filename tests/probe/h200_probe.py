@@ -38,7 +38,7 @@ from typing import Any
 
 import cuwheel
 from cuwheel import compat
-from cuwheel.inventory import Binary, Compression
+from cuwheel.model.inventory import Binary, Compression
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "data", "bin")
@@ -498,7 +498,7 @@ def main() -> int:
     os.makedirs(a.out, exist_ok=True)
     start = time.monotonic()
     cuda = Cuda()
-    from cuwheel.localgpu import detect
+    from cuwheel.compat.localgpu import detect
 
     machine = detect()
     driver = machine.driver
@@ -559,7 +559,7 @@ def main() -> int:
         launch_rows = [{"error": f"launch probe failed: {exc}"}]
     fallback: dict[str, Any]
     try:
-        from cuwheel.localgpu import _via_libcuda
+        from cuwheel.compat.localgpu import _via_libcuda
 
         m2 = _via_libcuda()
         fallback = {

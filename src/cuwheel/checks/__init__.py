@@ -2,7 +2,7 @@
 
 Each check is a pure function of (inventory facts, row, policy) -> findings with stable
 codes (:mod:`cuwheel.checks.codes`); :func:`check_wheel` inspects a wheel, picks its row
-and runs them all; :mod:`cuwheel.checks.report` renders the result.
+and runs them all; :mod:`cuwheel.render.check` renders the result.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cuwheel import catalog
-from cuwheel.catalog import Component
 from cuwheel.checks.context import CheckContext, Lib
+from cuwheel.knowledge import catalog
+from cuwheel.knowledge.catalog import Component
 
 __all__ = ["cuda_links", "is_cuda_link"]
 

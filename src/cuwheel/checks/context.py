@@ -14,13 +14,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from cuwheel import catalog
-from cuwheel.catalog import Component, Platform
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.findings import Finding
 from cuwheel.checks.policy import CheckPolicy
-from cuwheel.inventory import Binary, FatbinContainer, Source
-from cuwheel.rows import Plan
+from cuwheel.knowledge import catalog
+from cuwheel.knowledge.catalog import Component, Platform
+from cuwheel.model.inventory import Binary, FatbinContainer, Source
+from cuwheel.plan.rows import Plan
 from cuwheel.rules.loading import counted_containers
 
 __all__ = ["CheckContext", "Declared", "Lib", "platform_environment"]

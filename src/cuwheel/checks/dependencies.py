@@ -19,7 +19,7 @@ def provider(ctx: CheckContext, name: str) -> Declared | None:
 
 
 def _hint(ctx: CheckContext, name: str) -> str:
-    from cuwheel import catalog
+    from cuwheel.knowledge import catalog
 
     comps = [c for c in catalog.find_library(name, ctx.major, ctx.os)]
     if not comps:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from cuwheel.arch import Arch
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
-from cuwheel.inventory import CodeKind, FatbinContainer
+from cuwheel.model.arch import Arch
+from cuwheel.model.inventory import CodeKind, FatbinContainer
 from cuwheel.rules.loading import ContainerVerdict, Verdict, judge_container
 
 _Containers = tuple[FatbinContainer, ...]

@@ -8,9 +8,9 @@ import posixpath
 
 from packaging.utils import canonicalize_name
 
-from cuwheel import catalog
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
+from cuwheel.knowledge import catalog
 
 __all__ = ["STUB_PACKAGES", "STUB_TOOLKIT_EXTRAS", "check_driver"]
 

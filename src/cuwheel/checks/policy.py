@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cuwheel._validate import did_you_mean, str_list
-from cuwheel.arch import Arch, ArchSpellingError
 from cuwheel.checks.codes import CODES, Severity, known_prefix
+from cuwheel.model.arch import Arch, ArchSpellingError
 
 __all__ = ["CHECK_KEYS", "CheckPolicy", "Waiver", "parse_check_table", "parse_prefixes"]
 

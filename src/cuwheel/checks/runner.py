@@ -19,9 +19,9 @@ from cuwheel.checks.runpaths import check_runpaths
 from cuwheel.checks.tags import check_machine, check_train
 from cuwheel.checks.windows import check_windows
 from cuwheel.errors import InputError
-from cuwheel.inventory import Source
+from cuwheel.model.inventory import Source
+from cuwheel.plan.rows import Plan, Row
 from cuwheel.plan.select import Selection, select
-from cuwheel.rows import Plan, Row
 
 __all__ = ["CHECKS", "check_source", "check_wheel", "check_wheels"]
 
@@ -107,7 +107,7 @@ def check_wheel(
 
     Raises ConfigError when no row fits and InputError when the file is no readable wheel.
     """
-    from cuwheel.api import inspect
+    from cuwheel.read.inspect import inspect
 
     p = os.fspath(path)
     if not os.path.isfile(p):

@@ -4,12 +4,12 @@ recorded in cubins belong to the train's CUDA major."""
 
 from __future__ import annotations
 
-from cuwheel import catalog
 from cuwheel.checks.context import MACHINES, CheckContext
 from cuwheel.checks.findings import Finding
 from cuwheel.errors import ConfigError
-from cuwheel.inventory import CodeKind
-from cuwheel.rows import parse_train
+from cuwheel.knowledge import catalog
+from cuwheel.model.inventory import CodeKind
+from cuwheel.plan.rows import parse_train
 
 __all__ = ["check_machine", "check_train"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import fnmatch
 
-from cuwheel import catalog
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
+from cuwheel.knowledge import catalog
 
 __all__ = ["check_windows"]
 

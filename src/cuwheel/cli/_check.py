@@ -9,9 +9,9 @@ from typing import Any
 from cuwheel.checks import check_wheel
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.policy import parse_prefixes
-from cuwheel.checks.report import FORMATS, render
 from cuwheel.config import load_config
 from cuwheel.errors import ConfigError
+from cuwheel.render.check import FORMATS, render
 
 __all__ = ["register"]
 

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from cuwheel import compat
-from cuwheel.compat_report import matrix_json, matrix_svg, matrix_text, report_json, report_text
+from cuwheel.render.compat import matrix_json, matrix_svg, matrix_text, report_json, report_text
 
 __all__ = ["register"]
 
@@ -86,7 +86,7 @@ def _targets(args: argparse.Namespace) -> list[compat.Target]:
     for cc in args.cc:
         targets.append(compat.target_for_cc(cc, driver))
     if args.local:
-        from cuwheel.localgpu import detect
+        from cuwheel.compat.localgpu import detect
 
         machine = detect()
         local = machine.targets()
@@ -111,7 +111,7 @@ def _targets(args: argparse.Namespace) -> list[compat.Target]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from cuwheel.api import inspect
+    from cuwheel.read.inspect import inspect
 
     if not (args.targets or args.dist or args.env):
         raise compat.CompatError(

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from cuwheel.catalog import GpuMatch, find_gpus, releases_supporting, renames
+from cuwheel.knowledge.catalog import GpuMatch, find_gpus, releases_supporting, renames
 
 __all__ = ["register"]
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from cuwheel.api import inspect
+from cuwheel.read.inspect import inspect
 
 __all__ = ["register"]
 
@@ -48,11 +48,11 @@ def run(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     if args.json:
-        from cuwheel.report.inspect_json import render_json
+        from cuwheel.render.inspect_json import render_json
 
         sys.stdout.write(render_json(inv, full=args.all))
     else:
-        from cuwheel.report.inspect_text import render_text
+        from cuwheel.render.inspect_text import render_text
 
         sys.stdout.write(render_text(inv, full=args.all))
     for problem in inv.problems:

@@ -8,9 +8,9 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from cuwheel import emit
 from cuwheel.config import load_config
 from cuwheel.errors import ConfigError
+from cuwheel.plan import emit
 from cuwheel.plan.select import select_plan
 
 __all__ = ["register"]

@@ -29,9 +29,9 @@ from pathlib import PurePath
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from cuwheel import catalog
 from cuwheel.errors import ConfigError
-from cuwheel.rows import Plan, Row, Train, parse_train, plan_for, select_row
+from cuwheel.knowledge import catalog
+from cuwheel.plan.rows import Plan, Row, Train, parse_train, plan_for, select_row
 
 __all__ = [
     "ENV_PLATFORM",

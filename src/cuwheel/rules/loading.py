@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from cuwheel import catalog
-from cuwheel.arch import Arch
-from cuwheel.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry
+from cuwheel.knowledge import catalog
+from cuwheel.model.arch import Arch
+from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry
 
 __all__ = [
     "STUB_REASON",

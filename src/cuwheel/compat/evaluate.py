@@ -11,12 +11,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from cuwheel import catalog
-from cuwheel.arch import Arch, ArchSpellingError
 from cuwheel.errors import CompatError
-from cuwheel.inventory import Binary, FatbinContainer, Inventory, Source
+from cuwheel.knowledge import catalog
+from cuwheel.model.arch import Arch, ArchSpellingError
+from cuwheel.model.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
-from cuwheel.rules.driver import (
+from cuwheel.rules.loading import (
+    ContainerVerdict,
+    Verdict,
+    family_members,
+    judge_container,
+    link_stub_index,
+)
+from cuwheel.rules.runtime import (
     Driver,
     RuntimeCheck,
     binary_os,
@@ -24,13 +31,6 @@ from cuwheel.rules.driver import (
     runtime_check,
     runtime_majors,
     version_tuple,
-)
-from cuwheel.rules.loading import (
-    ContainerVerdict,
-    Verdict,
-    family_members,
-    judge_container,
-    link_stub_index,
 )
 
 __all__ = [

@@ -12,8 +12,8 @@ import struct
 from dataclasses import dataclass, field
 
 from cuwheel.errors import ElfError
-from cuwheel.readers.devicecode import Region
-from cuwheel.readers.stream import Scan
+from cuwheel.read.containers import Region
+from cuwheel.read.stream import Scan
 
 __all__ = ["DEVICE_SECTIONS", "ELF_MACHINES", "ElfFacts", "ElfReader"]
 

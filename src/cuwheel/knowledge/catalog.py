@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
 
-from cuwheel.arch import Arch, ArchSpec, ArchSpellingError, parse_arch_specs
 from cuwheel.errors import CatalogError, UnknownName
+from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, parse_arch_specs
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cuwheel.inventory import Binary, CodeKind, Inventory, Source
+from cuwheel.model.inventory import Binary, CodeKind, Inventory, Source
 
 __all__ = ["render_text"]
 
@@ -18,7 +18,7 @@ def _size(n: int) -> str:
 
 def _cuda_libraries(needed: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """Split linked libraries into (CUDA runtime libraries, driver libraries)."""
-    from cuwheel.catalog import find_library, is_driver_library
+    from cuwheel.knowledge.catalog import find_library, is_driver_library
 
     runtime, driver = [], []
     for name in needed:

@@ -15,9 +15,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from cuwheel.arch import Arch
 from cuwheel.compat import Driver, Target
 from cuwheel.errors import NoGpuError
+from cuwheel.model.arch import Arch
 
 __all__ = ["LocalGpu", "LocalMachine", "NoGpuError", "detect"]
 

@@ -7,7 +7,7 @@ compute capability as nvcc spells it (major * 10 + minor: 7.5 -> 75, 10.0 -> 100
 ``ArchSpec`` is one item of an architecture list: an ``Arch`` plus whether SASS (a
 cubin), PTX, or both are wanted.  Each consumer spells such lists differently; this
 module parses and formats them without knowing which architectures exist (that is
-the catalog's job, see :mod:`cuwheel.catalog`):
+the catalog's job, see :mod:`cuwheel.knowledge.catalog`):
 
 =====================  ==========================================  ==========================
 consumer               spelling                                    functions

@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from cuwheel.devicecode.cubin import parse_cubin
-from cuwheel.devicecode.fatbin import (
+from cuwheel.model.inventory import CodeKind, Compression, FatbinContainer, FatbinEntry, Toolkit
+from cuwheel.read.cubin import parse_cubin
+from cuwheel.read.fatbin import (
     CONTAINER_HEADER_SIZE,
     CONTAINER_SIGNATURE,
     ENTRY_FIXED_SIZE,
@@ -24,8 +25,7 @@ from cuwheel.devicecode.fatbin import (
     parse_container_header,
     parse_entry_header,
 )
-from cuwheel.inventory import CodeKind, Compression, FatbinContainer, FatbinEntry, Toolkit
-from cuwheel.readers.stream import Scan
+from cuwheel.read.stream import Scan
 
 __all__ = ["Candidate", "ContainerCollector", "Region", "assign_containers"]
 

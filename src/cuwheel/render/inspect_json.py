@@ -7,7 +7,7 @@ from importlib import resources
 from typing import Any
 
 from cuwheel import __version__
-from cuwheel.inventory import (
+from cuwheel.model.inventory import (
     SCHEMA_VERSION,
     Binary,
     CodeKind,

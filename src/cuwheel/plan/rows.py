@@ -1,10 +1,10 @@
 """Release rows: CUDA train x platform -> architectures, PTX policy, dependency policy.
 
 A row is the single source of truth for what a wheel of one release train contains:
-the build reads it (through :mod:`cuwheel.emit`) and the checks read the same row, keyed
+the build reads it (through :mod:`cuwheel.plan.emit`) and the checks read the same row, keyed
 by the wheel's ``+cuXYZ`` tag, never what the build happened to consume.
 
-Rows are validated against the catalog (:mod:`cuwheel.catalog`): an architecture the
+Rows are validated against the catalog (:mod:`cuwheel.knowledge.catalog`): an architecture the
 train's nvcc cannot build is an error; ``a`` / ``f`` PTX as the only forward path is a
 warning (it cannot be JIT-compiled for a newer major).
 """
@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cuwheel import catalog
-from cuwheel.arch import Arch, ArchSpec, ArchSpellingError, normalize_specs
-from cuwheel.catalog import Release
 from cuwheel.errors import ConfigError
+from cuwheel.knowledge import catalog
+from cuwheel.knowledge.catalog import Release
+from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, normalize_specs
 
 __all__ = [
     "CPU_TRAIN",

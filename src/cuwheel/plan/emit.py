@@ -1,4 +1,4 @@
-"""Emitters: a resolved release row (:class:`cuwheel.rows.Plan`) in each consumer's terms.
+"""Emitters: a resolved release row (:class:`cuwheel.plan.rows.Plan`) in each consumer's terms.
 
 * ``TORCH_CUDA_ARCH_LIST`` for PyTorch-style builds (``8.0;8.6;12.0+PTX``);
 * ``CMAKE_CUDA_ARCHITECTURES`` for CMake (``80-real;86-real;120``);
@@ -17,15 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cuwheel import catalog
-from cuwheel.arch import (
+from cuwheel.errors import ConfigError, Unexpressible
+from cuwheel.knowledge import catalog
+from cuwheel.model.arch import (
     ArchSpellingError,
     format_cmake_architectures,
     format_gencode,
     format_torch_arch_list,
 )
-from cuwheel.errors import ConfigError, Unexpressible
-from cuwheel.rows import Plan, Project, parse_train, plan_for
+from cuwheel.plan.rows import Plan, Project, parse_train, plan_for
 
 __all__ = [
     "JSON_SCHEMA_VERSION",

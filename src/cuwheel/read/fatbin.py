@@ -11,9 +11,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from cuwheel.arch import Arch, Variant
 from cuwheel.errors import FatbinError
-from cuwheel.inventory import CodeKind, Compression, FatbinEntry
+from cuwheel.model.arch import Arch, Variant
+from cuwheel.model.inventory import CodeKind, Compression, FatbinEntry
 
 __all__ = [
     "CONTAINER_HEADER_SIZE",

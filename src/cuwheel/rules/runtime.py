@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cuwheel import catalog
-from cuwheel.inventory import Binary
+from cuwheel.knowledge import catalog
+from cuwheel.model.inventory import Binary
 
 __all__ = [
     "Driver",

@@ -12,8 +12,8 @@ import struct
 from dataclasses import dataclass, field
 
 from cuwheel.errors import PeError
-from cuwheel.readers.devicecode import Region
-from cuwheel.readers.stream import Scan
+from cuwheel.read.containers import Region
+from cuwheel.read.stream import Scan
 
 __all__ = ["PE_MACHINES", "PeFacts", "PeReader"]
 

@@ -9,22 +9,22 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterator
 
-from cuwheel.arch import Arch, Variant
-from cuwheel.devicecode.cubin import EM_CUDA, parse_cubin
-from cuwheel.devicecode.fatbin import CONTAINER_MAGIC
-from cuwheel.devicecode.ptx import looks_like_ptx, parse_ptx_header
 from cuwheel.errors import InputError, Malformed
-from cuwheel.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
-from cuwheel.readers.ar import AR_MAGIC, ArReader
-from cuwheel.readers.devicecode import (
+from cuwheel.model.arch import Arch, Variant
+from cuwheel.model.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
+from cuwheel.read.ar import AR_MAGIC, ArReader
+from cuwheel.read.containers import (
     ContainerCollector,
     Region,
     assign_containers,
     unsafe_skips,
 )
-from cuwheel.readers.elf import ElfReader
-from cuwheel.readers.pe import PeReader
-from cuwheel.readers.stream import Chunk, Scan, StreamError
+from cuwheel.read.cubin import EM_CUDA, parse_cubin
+from cuwheel.read.elf import ElfReader
+from cuwheel.read.fatbin import CONTAINER_MAGIC
+from cuwheel.read.pe import PeReader
+from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header
+from cuwheel.read.stream import Chunk, Scan, StreamError
 
 __all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
 

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from cuwheel.errors import InputError
-from cuwheel.inventory import Binary, Inventory, Problem, Source
-from cuwheel.sources import (
+from cuwheel.model.inventory import Binary, Inventory, Problem, Source
+from cuwheel.read.sources import (
     DEFAULT_LIMITS,
     Limits,
     WheelFile,

@@ -12,7 +12,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from cuwheel.inventory import Toolkit
+from cuwheel.model.inventory import Toolkit
 
 __all__ = ["EM_CUDA", "CubinFacts", "parse_cubin"]
 

@@ -20,8 +20,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Union
 
-from cuwheel.devicecode.fatbin import CONTAINER_SIGNATURE
 from cuwheel.errors import StreamError
+from cuwheel.read.fatbin import CONTAINER_SIGNATURE
 
 __all__ = ["Callback", "Scan", "StreamError"]
 

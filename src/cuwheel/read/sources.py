@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from cuwheel.errors import InputError
-from cuwheel.inventory import Binary, Problem, WheelInfo
-from cuwheel.readers.binary import SNIFF_BYTES, read_binary, sniff
-from cuwheel.readers.stream import Chunk, FileBuffer
+from cuwheel.model.inventory import Binary, Problem, WheelInfo
+from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
+from cuwheel.read.stream import Chunk, FileBuffer
 
 __all__ = [
     "MAX_MEMBER_SIZE",

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
-from cuwheel.arch import Arch
+from cuwheel.model.arch import Arch
 
 __all__ = [
     "ArchCoverage",

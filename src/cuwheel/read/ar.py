@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuwheel.errors import ArError
-from cuwheel.readers.stream import Scan
+from cuwheel.read.stream import Scan
 
 __all__ = ["AR_MAGIC", "ArError", "ArReader"]
 
