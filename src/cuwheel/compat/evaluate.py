@@ -1,5 +1,5 @@
-"""Will this code run on GPU X with driver Y: targets (GPUs and drivers) and how container
-verdicts roll up into a library, a wheel and a support matrix (docs/compat.md).
+"""Will this code run on GPU X with driver Y: each container judged by the loading rules on
+a target, rolled up into a library, a wheel and a support matrix (docs/compat.md).
 
 The rules themselves (which entry the driver loads, which containers are modules, what a
 driver supports) live in :mod:`cuwheel.rules`; nothing here reads files or talks to a GPU.
@@ -7,170 +7,37 @@ driver supports) live in :mod:`cuwheel.rules`; nothing here reads files or talks
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from cuwheel.errors import CompatError
+from cuwheel.compat.targets import Target, driver_knows_gpu, effective_arch
 from cuwheel.knowledge import catalog
-from cuwheel.model.arch import Arch, ArchSpellingError
+from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
 from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
-    family_members,
     judge_container,
     link_stub_index,
 )
 from cuwheel.rules.runtime import (
-    Driver,
     RuntimeCheck,
     binary_os,
     driver_cuda_version,
     runtime_check,
-    runtime_majors,
-    version_tuple,
 )
 
 __all__ = [
-    "CompatError",
-    "ContainerVerdict",
-    "Driver",
     "LibraryVerdict",
     "Matrix",
-    "RuntimeCheck",
     "SourceVerdict",
-    "Target",
     "TargetReport",
-    "Verdict",
-    "binary_os",
-    "catalog_targets",
-    "driver_cuda_version",
-    "effective_arch",
     "evaluate",
     "evaluate_binary",
     "evaluate_container",
-    "family_members",
-    "link_stub_index",
     "matrix",
-    "parse_driver",
-    "runtime_check",
-    "runtime_majors",
-    "target_for_cc",
-    "targets_for_gpu",
 ]
-
-
-# ---------------------------------------------------------------------------- driver
-
-
-def parse_driver(text: str) -> Driver:
-    """``"580.65.06"`` (a driver version: first number >= 100) or ``"13.0"`` (the CUDA version
-    the driver supports, as ``nvidia-smi`` prints it).  Raises CompatError."""
-    t = text.strip()
-    if not re.fullmatch(r"\d+(\.\d+){1,3}", t):
-        raise CompatError(
-            f"--driver takes a driver version ('580.65.06') or a CUDA version ('13.0'), "
-            f"got {text!r}"
-        )
-    parts = version_tuple(t)
-    if parts[0] >= 100:
-        return Driver(version=t)
-    if len(parts) != 2:
-        raise CompatError(f"a CUDA driver version is 'MAJOR.MINOR' ('13.0'), got {text!r}")
-    return Driver(cuda=(parts[0], parts[1]))
-
-
-
-
-# ---------------------------------------------------------------------------- targets
-
-
-@dataclass(frozen=True)
-class Target:
-    """A GPU to ask about: its compute capability as current drivers report it, a label
-    ("H200", "sm_90", "GPU 0: NVIDIA H200") and optionally the driver it runs."""
-
-    arch: Arch  # no variant
-    label: str
-    driver: Driver | None = None
-    family: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.arch.variant:
-            raise ValueError(f"a target is a compute capability, not {self.arch}")
-
-    def with_driver(self, driver: Driver | None) -> Target:
-        return Target(self.arch, self.label, driver, self.family)
-
-
-def _canonical(arch: Arch) -> tuple[Arch, str | None]:
-    """Map a renamed CC to its current name (10.1 -> 11.0, Thor)."""
-    for rn in catalog.renames():
-        if arch == rn.old.base:
-            return rn.new.base, (
-                f"CC {arch.cc} is {rn.new.base.cc} from CUDA {rn.first_release_with_new} on "
-                f"({rn.note or 'renamed'})"
-            )
-    return arch, None
-
-
-def target_for_cc(text: str, driver: Driver | None = None) -> Target:
-    """``"8.9"``, ``"sm_89"``, ``"89"`` -> a Target; raises CompatError."""
-    try:
-        arch = Arch.parse(text)
-    except ArchSpellingError as exc:
-        raise CompatError(f"--cc takes a compute capability ('8.9', 'sm_89'): {exc}") from exc
-    if arch.variant:
-        raise CompatError(f"--cc takes a compute capability, not a variant target: {text!r}")
-    arch, _ = _canonical(arch)
-    gpu = catalog.gpu_for_arch(arch)
-    return Target(arch, f"sm_{arch.number}", driver, gpu.family if gpu else None)
-
-
-def targets_for_gpu(query: str, driver: Driver | None = None) -> tuple[Target, ...]:
-    """GPUs of the catalog that ``query`` names ("RTX 4090", "GB200", "Blackwell"): exact
-    hits if any, else every hit; one Target per compute capability.  Raises CompatError."""
-    matches = catalog.find_gpus(query)
-    if not query.strip() or not matches:
-        raise CompatError(f"no GPU in the catalog matches {query!r} (try 'cuwheel gpus')")
-    exact = [m for m in matches if m.exact]
-    out: list[Target] = []
-    for m in exact or matches:
-        names = ", ".join(p.name for p in m.products[:3]) + (", ..." if len(m.products) > 3 else "")
-        label = f"{names} (CC {m.gpu.cc})" if names else f"{m.gpu.family} (CC {m.gpu.cc})"
-        out.append(Target(m.gpu.arch, label, driver, m.gpu.family))
-    return tuple(sorted(out, key=lambda t: t.arch))
-
-
-def effective_arch(target: Target, os: str = "linux") -> tuple[Arch, str | None]:
-    """The CC the device reports under the target's driver: a CUDA 12.x driver reports
-    Thor as 10.1, a 13.x driver as 11.0 (catalog ``rename``).  Unknown driver: current."""
-    cuda = driver_cuda_version(target.driver, os) if target.driver else None
-    for rn in catalog.renames():
-        if target.arch == rn.new.base and cuda is not None:
-            first = catalog.parse_version(rn.first_release_with_new)
-            if cuda < first:
-                return rn.old.base, (
-                    f"a CUDA {cuda[0]}.{cuda[1]} driver reports this GPU as CC "
-                    f"{rn.old.base.cc} ({rn.old.base.sass}); it is {rn.new.base.sass} from "
-                    f"CUDA {rn.first_release_with_new} on"
-                )
-    return target.arch, None
-
-
-def _driver_knows_gpu(arch: Arch, cuda: tuple[int, int] | None) -> str | None:
-    """A warning when the GPU first appears in a release newer than the driver's CUDA."""
-    if cuda is None:
-        return None
-    supporting = catalog.releases_supporting(arch)
-    if supporting and supporting[0].version > cuda:
-        return (
-            f"{arch.sass} first appears in CUDA {supporting[0].name}; a CUDA "
-            f"{cuda[0]}.{cuda[1]} driver may not support this GPU at all"
-        )
-    return None
 
 
 # ---------------------------------------------------------------------------- rules
@@ -358,7 +225,7 @@ def evaluate(inventory: Inventory, target: Target, *, strict: bool = False) -> T
     if rename_note:
         notes.append(rename_note)
     cuda = driver_cuda_version(target.driver) if target.driver else None
-    knows = _driver_knows_gpu(target.arch, cuda)
+    knows = driver_knows_gpu(target.arch, cuda)
     if knows:
         notes.append(knows)
     if target.driver is not None and cuda is None:
@@ -387,16 +254,6 @@ class Matrix:
 
     def row_runs(self, i: int) -> bool:
         return all(v is None or v.runs for v in self.cells[i])
-
-
-def catalog_targets(driver: Driver | None = None) -> tuple[Target, ...]:
-    """One target per GPU of the catalog (its products in the label)."""
-    out = []
-    for g in catalog.load_catalog().gpus:
-        names = ", ".join(p.name for p in g.products[:2])
-        label = f"{g.cc} {g.family}" + (f" ({names})" if names else "")
-        out.append(Target(g.arch, label, driver, g.family))
-    return tuple(out)
 
 
 def matrix(inventory: Inventory, targets: Sequence[Target], *, strict: bool = False) -> Matrix:

@@ -15,9 +15,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from cuwheel.compat import Driver, Target
+from cuwheel.compat.targets import Target
 from cuwheel.errors import NoGpuError
 from cuwheel.model.arch import Arch
+from cuwheel.rules.runtime import Driver
 
 __all__ = ["LocalGpu", "LocalMachine", "NoGpuError", "detect"]
 
