@@ -1,48 +1,185 @@
-"""cuwheel: make CUDA wheels run on every GPU they claim."""
+"""cuwheel: make CUDA wheels run on every GPU they claim.
+
+The public API (docs/api.md says what each entry point raises):
+
+* inspect: ``inspect(targets) -> Inventory``, the immutable facts
+  (``Source`` -> ``Binary`` -> ``FatbinContainer`` -> ``FatbinEntry``);
+* plan: ``load_config()`` -> ``Config``; ``select(rows, ...)`` -> ``Selection`` (its
+  ``plan`` is the resolved row); the emitters in :mod:`cuwheel.plan.emit`;
+* check: ``check_wheel(path, rows, policy)`` / ``check_source(source, plan, policy)`` ->
+  ``WheelReport`` of ``Finding`` s;
+* compat: ``evaluate(inventory, target)`` -> ``TargetReport``, ``matrix(...)``, targets from
+  ``targets_for_gpu`` / ``target_for_cc`` and drivers from ``parse_driver``.
+
+Names are imported on first use, so ``import cuwheel`` stays cheap.
+"""
 
 from __future__ import annotations
 
-from cuwheel.errors import ConfigError, CuwheelError, InputError
-from cuwheel.model.arch import Arch
-from cuwheel.model.inventory import (
-    Binary,
-    CodeKind,
-    Compression,
-    FatbinContainer,
-    FatbinEntry,
-    Inventory,
-    Problem,
-    Source,
-    Toolkit,
-    WheelInfo,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# name -> module that defines it
+_API = {
+    # errors
+    "CuwheelError": "cuwheel.errors",
+    "InputError": "cuwheel.errors",
+    "ConfigError": "cuwheel.errors",
+    "CompatError": "cuwheel.errors",
+    "CatalogError": "cuwheel.errors",
+    "UnknownName": "cuwheel.errors",
+    "NoGpuError": "cuwheel.errors",
+    # facts
+    "Arch": "cuwheel.model.arch",
+    "ArchSpec": "cuwheel.model.arch",
+    "Binary": "cuwheel.model.inventory",
+    "CodeKind": "cuwheel.model.inventory",
+    "Compression": "cuwheel.model.inventory",
+    "FatbinContainer": "cuwheel.model.inventory",
+    "FatbinEntry": "cuwheel.model.inventory",
+    "Inventory": "cuwheel.model.inventory",
+    "Problem": "cuwheel.model.inventory",
+    "Source": "cuwheel.model.inventory",
+    "Toolkit": "cuwheel.model.inventory",
+    "WheelInfo": "cuwheel.model.inventory",
+    # inspect
+    "inspect": "cuwheel.read.inspect",
+    # plan
+    "Config": "cuwheel.config",
+    "load_config": "cuwheel.config",
+    "parse_config": "cuwheel.config",
+    "Plan": "cuwheel.plan.rows",
+    "Row": "cuwheel.plan.rows",
+    "Train": "cuwheel.plan.rows",
+    "parse_train": "cuwheel.plan.rows",
+    "Selection": "cuwheel.plan.select",
+    "select": "cuwheel.plan.select",
+    # check
+    "CheckPolicy": "cuwheel.checks",
+    "Finding": "cuwheel.checks",
+    "Severity": "cuwheel.checks",
+    "WheelReport": "cuwheel.checks",
+    "check_source": "cuwheel.checks",
+    "check_wheel": "cuwheel.checks",
+    # compat
+    "Driver": "cuwheel.compat",
+    "Target": "cuwheel.compat",
+    "TargetReport": "cuwheel.compat",
+    "Verdict": "cuwheel.compat",
+    "evaluate": "cuwheel.compat",
+    "matrix": "cuwheel.compat",
+    "parse_driver": "cuwheel.compat",
+    "target_for_cc": "cuwheel.compat",
+    "targets_for_gpu": "cuwheel.compat",
+}
+
 __all__ = [
     "Arch",
+    "ArchSpec",
     "Binary",
+    "CatalogError",
+    "CheckPolicy",
     "CodeKind",
+    "CompatError",
     "Compression",
+    "Config",
     "ConfigError",
     "CuwheelError",
+    "Driver",
     "FatbinContainer",
     "FatbinEntry",
+    "Finding",
     "InputError",
     "Inventory",
+    "NoGpuError",
+    "Plan",
     "Problem",
+    "Row",
+    "Selection",
+    "Severity",
     "Source",
+    "Target",
+    "TargetReport",
     "Toolkit",
+    "Train",
+    "UnknownName",
+    "Verdict",
     "WheelInfo",
+    "WheelReport",
     "__version__",
+    "check_source",
+    "check_wheel",
+    "evaluate",
     "inspect",
+    "load_config",
+    "matrix",
+    "parse_config",
+    "parse_driver",
+    "parse_train",
+    "select",
+    "target_for_cc",
+    "targets_for_gpu",
 ]
 
 
-def __getattr__(name: str) -> object:
-    # Imported lazily so `import cuwheel` stays cheap for the data-model users.
-    if name == "inspect":
-        from cuwheel.read.inspect import inspect
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cuwheel' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return inspect
-    raise AttributeError(name)
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors
+    from cuwheel.checks import (
+        CheckPolicy,
+        Finding,
+        Severity,
+        WheelReport,
+        check_source,
+        check_wheel,
+    )
+    from cuwheel.compat import (
+        Driver,
+        Target,
+        TargetReport,
+        Verdict,
+        evaluate,
+        matrix,
+        parse_driver,
+        target_for_cc,
+        targets_for_gpu,
+    )
+    from cuwheel.config import Config, load_config, parse_config
+    from cuwheel.errors import (
+        CatalogError,
+        CompatError,
+        ConfigError,
+        CuwheelError,
+        InputError,
+        NoGpuError,
+        UnknownName,
+    )
+    from cuwheel.model.arch import Arch, ArchSpec
+    from cuwheel.model.inventory import (
+        Binary,
+        CodeKind,
+        Compression,
+        FatbinContainer,
+        FatbinEntry,
+        Inventory,
+        Problem,
+        Source,
+        Toolkit,
+        WheelInfo,
+    )
+    from cuwheel.plan.rows import Plan, Row, Train, parse_train
+    from cuwheel.plan.select import Selection, select
+    from cuwheel.read.inspect import inspect
