@@ -142,7 +142,15 @@ def test_drivers_known_and_unknown() -> None:
     assert catalog.release("13.0").driver_windows is None  # not tabulated: unknown
     assert catalog.release("12.0").driver_windows == "527.41"
     assert catalog.release("13.5").driver_linux is None
-    assert catalog.release("11.8").driver_windows is None  # sources conflict
+    # Release notes table: CUDA 11.8 GA Windows ">=520.06" (not the installer's 522.06).
+    assert catalog.release("11.8").driver_windows == "520.06"
+    assert catalog.release("12.0").driver_linux == "525.60.13"  # GA row, not 12.0 Update 1
+    # CUDA 13.4 release notes: R615 branch; only the branch is known, so any 615.x meets it.
+    assert catalog.release("13.4").driver_linux == "615"
+    # CUDA Compatibility docs, Table 2 "CUDA Toolkit 10.x Minimum Required Driver Versions".
+    assert [(catalog.release(v).driver_linux, catalog.release(v).driver_windows)
+            for v in ("10.0", "10.1", "10.2")] == [
+        ("410.48", "411.31"), ("418.39", "418.96"), ("440.33", "441.22")]  # fmt: skip
     floor = catalog.minor_compat_floor(12)
     assert floor is not None and floor.driver_linux == "525.60.13"
     floor13 = catalog.minor_compat_floor(13)
@@ -379,6 +387,21 @@ def test_new_chip_names() -> None:
     g72 = catalog.gpu_for_arch("sm_72")
     assert g72 is not None and g72.chips == ("GV11B",)  # Tegra194 (Xavier)
     assert catalog.find_gpus("GV11B")[0].gpu.cc == "7.2"
+
+
+def test_kepler_history_back_to_cuda_10() -> None:
+    r100 = catalog.release("10.0")
+    assert r100.ptx_isa_name == "6.3"
+    assert r100.accepts(Arch(30)) and r100.accepts(Arch(75)) and not r100.accepts(Arch(80))
+    assert catalog.release("10.2").accepts(Arch(32))
+    assert not catalog.release("11.0").accepts(Arch(30))  # dropped in 11.0
+    assert [r.name for r in catalog.releases_supporting(Arch(30))] == ["10.0", "10.1", "10.2"]
+    assert catalog.release("11.4").accepts(Arch(87))  # PTX ISA 7.4 adds sm_87
+    assert not catalog.release("11.3").accepts(Arch(87))
+    r = catalog.release_for_ptx_isa("6.4")
+    assert r is not None and r.name == "10.1"
+    tk1 = catalog.gpu_for_arch("sm_32")
+    assert tk1 is not None and tk1.tegra and tk1.hosts == ()
 
 
 def test_broken_hosts_and_tegra(patched_data) -> None:  # type: ignore[no-untyped-def]
