@@ -142,7 +142,15 @@ def test_drivers_known_and_unknown() -> None:
     assert catalog.release("13.0").driver_windows is None  # not tabulated: unknown
     assert catalog.release("12.0").driver_windows == "527.41"
     assert catalog.release("13.5").driver_linux is None
-    assert catalog.release("11.8").driver_windows is None  # sources conflict
+    # Release notes table: CUDA 11.8 GA Windows ">=520.06" (not the installer's 522.06).
+    assert catalog.release("11.8").driver_windows == "520.06"
+    assert catalog.release("12.0").driver_linux == "525.60.13"  # GA row, not 12.0 Update 1
+    # CUDA 13.4 release notes: R615 branch; only the branch is known, so any 615.x meets it.
+    assert catalog.release("13.4").driver_linux == "615"
+    # CUDA Compatibility docs, Table 2 "CUDA Toolkit 10.x Minimum Required Driver Versions".
+    assert [(catalog.release(v).driver_linux, catalog.release(v).driver_windows)
+            for v in ("10.0", "10.1", "10.2")] == [
+        ("410.48", "411.31"), ("418.39", "418.96"), ("440.33", "441.22")]  # fmt: skip
     floor = catalog.minor_compat_floor(12)
     assert floor is not None and floor.driver_linux == "525.60.13"
     floor13 = catalog.minor_compat_floor(13)
@@ -306,3 +314,109 @@ def test_component_may_not_ship_a_driver_library(patched_data) -> None:  # type:
     patched_data("packages.toml", edit)
     with pytest.raises(CatalogError, match=r"libcuda\.so\.1 matches a driver library"):
         catalog.load_catalog()
+
+
+# ---------------------------------------------------------------- tegra and hosts
+#
+# Expectations come from independent statements, not from the data:
+# * NVIDIA's Jetson modules are Tegra SoCs with Arm CPUs: a Jetson is never driven from x86
+#   or Windows (TK1 is 32-bit ARMv7, so not even from linux-aarch64);
+# * the Grace superchips (GH200, GB200, GB300) pair the GPU with NVIDIA's Arm CPU Grace;
+# * DGX Spark is an Arm (GB10) system, integrated but not a Tegra SoC;
+# * a GeForce card is a desktop part that NVIDIA ships Windows and Linux x86 drivers for.
+
+
+def _all_products() -> list[tuple[catalog.Gpu, catalog.Product]]:
+    return [(g, p) for g in catalog.load_catalog().gpus for p in g.products]
+
+
+def test_jetsons_are_tegra_and_arm_only() -> None:
+    jetsons = [(g, p) for g, p in _all_products() if "Jetson" in p.name]
+    assert {g.cc for g, _ in jetsons} >= {"5.3", "6.2", "7.2", "8.7", "11.0"}
+    for g, p in jetsons:
+        assert g.tegra, p.name
+        assert set(p.hosts or g.hosts) <= {"linux-aarch64"}, p.name
+        assert p.segment == "embedded", p.name
+    # Every 64-bit Jetson (all but TK1) is driven from linux-aarch64 wheels.
+    assert all("linux-aarch64" in g.hosts for g, p in jetsons if p.name != "Jetson TK1")
+
+
+def test_tegra_gpus_have_only_embedded_arm_products() -> None:
+    for g in catalog.load_catalog().gpus:
+        if g.tegra:
+            assert g.products, g.cc
+            assert all(p.segment == "embedded" for p in g.products), g.cc
+            assert set(g.hosts) <= {"linux-aarch64"}, g.cc
+        else:
+            assert not any("Jetson" in p.name for p in g.products), g.cc
+
+
+def test_grace_superchips_are_aarch64_only() -> None:
+    grace = {p.name: (g, p) for g, p in _all_products() if p.name in ("GH200", "GB200", "GB300")}
+    assert set(grace) == {"GH200", "GB200", "GB300"}
+    for g, p in grace.values():
+        assert p.hosts == ("linux-aarch64",), p.name
+        # The CC's discrete parts (H100, B200, B300) also run with x86 hosts.
+        assert "linux-x86_64" in g.hosts, g.cc
+
+
+def test_dgx_spark_is_arm_but_not_tegra() -> None:
+    (hit,) = [m for m in catalog.find_gpus("DGX Spark") if m.exact]
+    assert hit.gpu.cc == "12.1"
+    assert hit.gpu.hosts == ("linux-aarch64",)
+    assert not hit.gpu.tegra
+    assert "GB20B" in hit.gpu.chips  # GB10 is the superchip, GB20B its GPU
+
+
+def test_geforce_runs_on_x86_linux_and_windows() -> None:
+    for g, p in _all_products():
+        if p.name.startswith("GeForce"):
+            assert {"linux-x86_64", "win-amd64"} <= set(p.hosts or g.hosts), p.name
+
+
+def test_hosts_are_row_platforms_and_products_within_their_gpu() -> None:
+    for g in catalog.load_catalog().gpus:
+        assert len(set(g.hosts)) == len(g.hosts), g.cc
+        for h in g.hosts:
+            assert catalog.platform(h) is not None, (g.cc, h)
+        for p in g.products:
+            assert p.hosts is None or set(p.hosts) <= set(g.hosts), p.name
+
+
+def test_new_chip_names() -> None:
+    g72 = catalog.gpu_for_arch("sm_72")
+    assert g72 is not None and g72.chips == ("GV11B",)  # Tegra194 (Xavier)
+    assert catalog.find_gpus("GV11B")[0].gpu.cc == "7.2"
+
+
+def test_kepler_history_back_to_cuda_10() -> None:
+    r100 = catalog.release("10.0")
+    assert r100.ptx_isa_name == "6.3"
+    assert r100.accepts(Arch(30)) and r100.accepts(Arch(75)) and not r100.accepts(Arch(80))
+    assert catalog.release("10.2").accepts(Arch(32))
+    assert not catalog.release("11.0").accepts(Arch(30))  # dropped in 11.0
+    assert [r.name for r in catalog.releases_supporting(Arch(30))] == ["10.0", "10.1", "10.2"]
+    assert catalog.release("11.4").accepts(Arch(87))  # PTX ISA 7.4 adds sm_87
+    assert not catalog.release("11.3").accepts(Arch(87))
+    r = catalog.release_for_ptx_isa("6.4")
+    assert r is not None and r.name == "10.1"
+    tk1 = catalog.gpu_for_arch("sm_32")
+    assert tk1 is not None and tk1.tegra and tk1.hosts == ()
+
+
+def test_broken_hosts_and_tegra(patched_data) -> None:  # type: ignore[no-untyped-def]
+    def edit(d: dict) -> None:  # type: ignore[type-arg]
+        by_cc = {g["cc"]: g for g in d["gpu"]}
+        by_cc["8.0"]["hosts"] = ["linux-x86_64", "macos-arm64"]
+        by_cc["8.0"]["tegra"] = "yes"
+        by_cc["9.0"]["products"][0]["hosts"] = ["win-arm64"]  # not among the GPU's hosts
+        by_cc["10.0"]["hosts"] = ["linux-aarch64", "linux-aarch64"]
+
+    patched_data("gpus.toml", edit)
+    with pytest.raises(CatalogError) as info:
+        catalog.load_catalog()
+    text = "\n".join(info.value.problems)
+    assert "host 'macos-arm64' is no cuda.toml platform" in text
+    assert "'tegra' must be bool" in text
+    assert "not all in the GPU's hosts" in text
+    assert "'hosts' has duplicates" in text

@@ -276,7 +276,10 @@ def test_parse_driver_rejects(text: str) -> None:
         ("450.51.05", "linux", (11, 0)),
         ("576.02", "windows", (12, 9)),
         ("580.97", "windows", (13, 0)),  # 13.x Windows minimum not tabulated: R580 branch
-        ("440.33", "linux", None),
+        ("440.33", "linux", (10, 2)),  # CUDA 10.2's minimum (CUDA Compatibility, Table 2)
+        ("410.47", "linux", None),  # older than CUDA 10.0's 410.48
+        ("615.71.09", "linux", (13, 4)),  # 13.4 needs the R615 branch
+        ("610.57.04", "linux", (13, 3)),
     ],
 )
 def test_driver_cuda_version(version: str, os: str, cuda: tuple[int, int] | None) -> None:

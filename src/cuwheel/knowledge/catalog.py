@@ -92,6 +92,9 @@ class Product:
     segment: str  # "datacenter", "workstation", "consumer", "embedded"
     aliases: tuple[str, ...] = ()
     note: str | None = None
+    # Row platforms (cuda.toml [[platform]] names) whose wheels can drive this product, where
+    # it differs from its GPU's ``hosts``; None = the GPU's.
+    hosts: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,10 @@ class Gpu:
     products: tuple[Product, ...]
     source: str
     note: str | None = None
+    tegra: bool = False  # integrated Tegra / Jetson / DRIVE GPU
+    # Row platforms whose wheels can drive the GPU: the union over its products.
+    # () = none known (no row platform, or not recorded).
+    hosts: tuple[str, ...] = ()
 
     @property
     def cc(self) -> str:
@@ -421,7 +428,7 @@ def _load_gpus(chk: _Checker) -> tuple[tuple[Gpu, ...], DataSource | None]:
             raw,
             where,
             {"cc": str, "family": str, "chips": list, "products": _TableList, "source": str},
-            {"note": str},
+            {"note": str, "tegra": bool, "hosts": list},
         )
         if "cc" not in f:
             continue
@@ -436,7 +443,7 @@ def _load_gpus(chk: _Checker) -> tuple[tuple[Gpu, ...], DataSource | None]:
                 praw,
                 f"{where} product[{j}]",
                 {"name": str, "segment": str},
-                {"aliases": list, "note": str},
+                {"aliases": list, "note": str, "hosts": list},
             )
             if "name" not in p:
                 continue
@@ -447,8 +454,17 @@ def _load_gpus(chk: _Checker) -> tuple[tuple[Gpu, ...], DataSource | None]:
                 if key in seen_names and seen_names[key] != f["cc"]:
                     chk.problem(where, f"name {n!r} also used for CC {seen_names[key]}")
                 seen_names[key] = f["cc"]
+            phosts = p.get("hosts")
+            if phosts is not None and not set(phosts) <= set(f.get("hosts", [])):
+                chk.problem(where, f"{p['name']!r}: hosts {phosts} not all in the GPU's hosts")
             products.append(
-                Product(p["name"], p.get("segment", ""), tuple(p.get("aliases", [])), p.get("note"))
+                Product(
+                    p["name"],
+                    p.get("segment", ""),
+                    tuple(p.get("aliases", [])),
+                    p.get("note"),
+                    None if phosts is None else tuple(phosts),
+                )
             )
         gpus.append(
             Gpu(
@@ -458,8 +474,12 @@ def _load_gpus(chk: _Checker) -> tuple[tuple[Gpu, ...], DataSource | None]:
                 tuple(products),
                 _source_mark(chk, where, f.get("source")),
                 f.get("note"),
+                tegra=f.get("tegra", False),
+                hosts=tuple(f.get("hosts", [])),
             )
         )
+        if len(set(f.get("hosts", []))) != len(f.get("hosts", [])):
+            chk.problem(where, "'hosts' has duplicates")
     numbers = [g.arch for g in gpus]
     if numbers != sorted(set(numbers)):
         chk.problem("gpu", "entries must be sorted by CC without duplicates")
@@ -799,6 +819,11 @@ def load_catalog() -> Catalog:
         for a in r.sass:
             if a.base not in known:
                 problems.append(f"cuda.toml: release {r.name}: {a} has no gpus.toml entry")
+    platform_names = {p.name for p in platforms}
+    for g in gpus:
+        for h in {*g.hosts, *(h for p in g.products for h in p.hosts or ())}:
+            if h not in platform_names:
+                problems.append(f"gpus.toml: gpu cc={g.cc}: host {h!r} is no cuda.toml platform")
     if problems:
         raise CatalogError(problems)
     metas = tuple(m for m in (gmeta, cmeta, pmeta, tmeta) if m is not None)
