@@ -113,7 +113,7 @@ def verdict(c: FatbinContainer, t: Target, os: str = "linux") -> Verdict | None:
 
 # ---------------------------------------------------------------- SASS rules
 
-# (code, device CC, expected) - cuda-facts.md section 3, "cubin sm_XY / sm_XYa / sm_XYf".
+# (code, device CC, expected) - docs/cuda.md#loading-rules, #tegra-exception, #families.
 SASS_CASES = [
     # [D] on the H200: sm_75/80/86/89/100/120 cubins -> NO_BINARY_FOR_GPU, sm_90 loads
     ("sm_75", "9.0", V.NO_CODE),
@@ -131,17 +131,27 @@ SASS_CASES = [
     ("sm_86", "8.9", V.COMPATIBLE),
     ("sm_86", "8.0", V.NO_CODE),
     ("sm_75", "8.0", V.NO_CODE),
-    # Orin (8.7) and sm_88: plain major-8 rules
-    ("sm_80", "8.7", V.COMPATIBLE),
-    ("sm_86", "8.7", V.COMPATIBLE),
+    # Tegra has no SASS binary compatibility (CUDA C++ Programming Guide, "Binary
+    # Compatibility"; measured on an Orin in jax-ml/jax PR #40492: code=sm_80 -> "no kernel
+    # image", code=sm_87 runs): Orin 8.7 runs sm_87 only, and desktop 8.9 no sm_87 cubin.
+    ("sm_80", "8.7", V.NO_CODE),
+    ("sm_86", "8.7", V.NO_CODE),
+    ("sm_87", "8.7", V.NATIVE),
     ("sm_87", "8.6", V.NO_CODE),
+    ("sm_87", "8.9", V.NO_CODE),
+    ("sm_72", "7.5", V.NO_CODE),  # Xavier code on a desktop Turing
+    ("sm_70", "7.2", V.NO_CODE),  # desktop Volta code on Xavier
+    ("sm_53", "5.3", V.NATIVE),
+    ("sm_50", "5.3", V.NO_CODE),  # Jetson Nano / TX1
+    # sm_88 (desktop): plain major-8 rules
     ("sm_80", "8.8", V.COMPATIBLE),
     # a = exactly that CC
     ("sm_90a", "10.0", V.NO_CODE),
     ("sm_100a", "10.3", V.NO_CODE),
     ("sm_100a", "10.0", V.NATIVE),
-    # f cubins are plain cubins
+    # f cubins run on the members of their family (PTX ISA family table)
     ("sm_100f", "10.3", V.COMPATIBLE),
+    ("sm_103f", "10.0", V.NO_CODE),
     ("sm_100f", "10.0", V.NATIVE),
     ("sm_100f", "9.0", V.NO_CODE),
     ("sm_100f", "12.0", V.NO_CODE),
@@ -433,6 +443,18 @@ def test_rdc_binary_is_device_linked_at_first_load() -> None:
     assert lv is not None and lv.verdict is V.NO_CODE
 
 
+def test_container_verdicts_stay_their_own() -> None:
+    """A linked container with only sm_100f has no code for CC 9.0, whatever the library's
+    relocatable containers make of the library; it used to be printed as "native SASS"."""
+    rel = container("sm_90", "compute_90", section="__nv_relfatbin", relocatable=True)
+    b = binary(container("sm_100f"), rel)
+    lv = compat.evaluate_binary(b, cc("9.0", "13.0"))
+    assert lv is not None
+    linked = lv.containers[0]
+    assert linked.verdict is V.NO_CODE and "device-links" not in linked.reason
+    assert lv.verdict is V.NATIVE and "device-links" in lv.reason
+
+
 def test_wheel_takes_its_worst_library() -> None:
     good = binary(container("sm_90"), path="w.whl!a.so")
     bad = binary(container("sm_80"), path="w.whl!b.so")
@@ -534,10 +556,16 @@ CLI_CASES = [
     ("sm90a.so", ["--gpu", "H200"], 0, "native SASS"),
     ("sm90a.so", ["--gpu", "H200", "--gpu", "B200"], 1, "no code"),
     ("sm100f.so", ["--gpu", "B300"], 0, "compatible SASS"),
-    ("ptx120.so", ["--gpu", "DGX Spark", "--driver", "13.0"], 0, "PTX JIT"),
+    ("ptx120.so", ["--gpu", "RTX 5090", "--driver", "13.0"], 0, "PTX JIT"),
     ("ptx120.so", ["--cc", "9.0"], 1, "no code"),
-    ("allmajor.so", ["--gpu", "DGX Spark"], 0, "compatible SASS"),
-    ("allmajor.so", ["--gpu", "Jetson AGX Thor"], 0, "native SASS"),
+    ("allmajor.so", ["--gpu", "RTX 5090"], 0, "native SASS"),
+    # DGX Spark and Jetson are aarch64 machines (gpus.toml hosts): x86_64 code cannot run
+    ("ptx120.so", ["--gpu", "DGX Spark", "--driver", "13.0"], 1, "wrong platform"),
+    ("allmajor.so", ["--gpu", "Jetson AGX Thor"], 1, "wrong platform"),
+    ("row_arm_cu13.so", ["--gpu", "Jetson AGX Thor"], 0, "native SASS"),
+    ("row_orin_cu126.so", ["--gpu", "Jetson AGX Orin"], 0, "native SASS"),
+    ("row_arm_cu13.so", ["--gpu", "GH200"], 0, "native SASS"),
+    ("row_x86_cu13.so", ["--gpu", "GH200"], 1, "wrong platform"),
     ("k89.ptx", ["--cc", "9.0", "--driver", "13.0"], 0, "PTX JIT"),
     ("k89.ptx", ["--cc", "9.0", "--driver", "12.9"], 1, "driver too old"),  # ISA 9.0
     ("k90.cubin", ["--cc", "sm_90"], 0, "native SASS"),
@@ -581,10 +609,10 @@ def test_cli_matrix(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped
     rows = {r["target"]["cc"]: r["cells"] for r in data["rows"]}
     assert rows["9.0"] == ["native SASS", "native SASS"]
     assert rows["8.9"] == ["no code", "compatible SASS"]
-    assert rows["12.1"] == ["no code", "compatible SASS"]
+    assert rows["12.1"] == ["wrong platform", "wrong platform"]  # DGX Spark is aarch64
     assert rows["7.0"] == ["no code", "no code"]  # all-major starts at sm_75
     ET.parse(svg)
-    rc, out, _ = run_cli(fx("allmajor.so"), "--matrix", "--cc", "8.9", "--cc", "12.1")
+    rc, out, _ = run_cli(fx("allmajor.so"), "--matrix", "--cc", "8.9", "--cc", "12.0")
     assert rc == 0 and "legend" in out
 
 
@@ -607,6 +635,20 @@ def test_cli_usage_errors(run_cli, argv: list[str]) -> None:  # type: ignore[no-
 def test_cli_unreadable_input(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     rc, _, err = run_cli(str(tmp_path / "missing.whl"), "--cc", "9.0")
     assert rc == 2 and "missing.whl" in err
+
+
+def test_cli_a_library_it_could_not_read_makes_the_answer_unknown(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """sm90a.so runs on 9.0, but a truncated library beside it was not judged: that is no
+    "runs" (it used to exit 0)."""
+    (tmp_path / "good.so").write_bytes((BIN / "sm90a.so").read_bytes())
+    (tmp_path / "cut.so").write_bytes((BIN / "sm80.so").read_bytes()[:3000])
+    rc, out, err = run_cli(str(tmp_path), "--cc", "9.0")
+    assert rc == 2, out + err
+    assert "UNKNOWN" in out and "cut.so" in out and "cut.so" in err
+    rc, out, _ = run_cli(str(tmp_path), "--cc", "9.0", "--json")
+    assert rc == 2 and json.loads(out)["runs"] is None
+    # ... while a GPU it definitely does not run on is a plain "no"
+    assert run_cli(str(tmp_path), "--cc", "8.0")[0] == 1
 
 
 def test_cli_local_without_driver(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

@@ -32,13 +32,6 @@ _MARKERS = {
     "win-amd64": ("win32", "Windows", "AMD64", "nt"),
     "win-arm64": ("win32", "Windows", "ARM64", "nt"),
 }
-# (binary format, machine) that each row platform's binaries have.
-MACHINES = {
-    "linux-x86_64": ("elf", "x86_64"),
-    "linux-aarch64": ("elf", "aarch64"),
-    "win-amd64": ("pe", "AMD64"),
-    "win-arm64": ("pe", "ARM64"),
-}
 _EXTRA_RE = re.compile(r"""\bextra\s*==\s*["']([^"']+)["']""")
 _CUDA_NAME_RE = re.compile(r"^nvidia-.*-cu\d+$|^nvidia-cuda-|^cuda-toolkit$")
 

@@ -4,12 +4,13 @@ recorded in cubins belong to the train's CUDA major."""
 
 from __future__ import annotations
 
-from cuwheel.checks.context import MACHINES, CheckContext
+from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
 from cuwheel.errors import ConfigError
 from cuwheel.knowledge import catalog
 from cuwheel.model.inventory import CodeKind
 from cuwheel.plan.rows import parse_train
+from cuwheel.rules.runtime import PLATFORM_BINARIES
 
 __all__ = ["check_machine", "check_train"]
 
@@ -30,7 +31,7 @@ def check_machine(ctx: CheckContext) -> list[Finding]:
                 lib.name,
             ))  # fmt: skip
         return out
-    fmt, machine = MACHINES.get(p.name, (None, None))
+    fmt, machine = PLATFORM_BINARIES.get(p.name, (None, None))
     for lib in native:
         b = lib.binary
         if b.format != fmt or (b.machine is not None and b.machine != machine):

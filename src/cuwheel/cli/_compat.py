@@ -21,7 +21,8 @@ def register(subparsers: Any) -> None:
             "Apply CUDA's loading rules to the device code of wheels, directories, files or "
             "installed distributions: per fatbin container native SASS / compatible SASS / "
             "PTX JIT / no code, per library its worst container, per wheel its worst library. "
-            "Exit status: 0 runs on every GPU asked, 1 does not, 2 unusable input."
+            "Exit status: 0 runs on every GPU asked, 1 does not, 2 unusable input or an "
+            "input that could not be read (the answer is unknown)."
         ),
     )
     p.add_argument(
@@ -122,7 +123,7 @@ def _run(args: argparse.Namespace) -> int:
     targets = _targets(args)
     inventory = inspect(args.targets, dists=args.dist, env=args.env)
     for p in inventory.problems:
-        print(f"cuwheel: warning: {p}", file=sys.stderr)
+        print(f"cuwheel: error: {p}", file=sys.stderr)
     if inventory.problems and not inventory.binaries:
         raise compat.CompatError("no input could be read")
     if args.matrix:
@@ -137,10 +138,16 @@ def _run(args: argparse.Namespace) -> int:
             print(json.dumps(matrix_json(m), indent=2))
         else:
             print(matrix_text(m), end="")
-        return 0 if all(m.row_runs(i) for i in range(len(m.targets))) else 1
+        if not all(m.row_runs(i) for i in range(len(m.targets))):
+            return 1
+        return 2 if inventory.problems else 0
     reports = [compat.evaluate(inventory, t, strict=args.strict) for t in targets]
     if args.json:
         print(json.dumps(report_json(reports, containers=args.verbose), indent=2))
     else:
         print(report_text(reports, verbose=args.verbose), end="")
-    return 0 if all(r.runs for r in reports) else 1
+    # Does not run: 1, whatever else is unknown.  Runs as far as read, but something could
+    # not be read: unknown, 2.
+    if not all(r.runs for r in reports):
+        return 1
+    return 0 if all(r.known for r in reports) else 2

@@ -24,6 +24,7 @@ from cuwheel.rules.loading import (
 from cuwheel.rules.runtime import (
     RuntimeCheck,
     binary_os,
+    binary_platform,
     driver_cuda_version,
     runtime_check,
 )
@@ -102,17 +103,27 @@ def evaluate_binary(
     binary: Binary, target: Target, *, strict: bool = False
 ) -> LibraryVerdict | None:
     """Roll one binary's containers up; None for binaries with neither device code nor a
-    CUDA runtime link (nothing to say).  ``strict``: a library is its worst container."""
+    CUDA runtime link (nothing to say).  ``strict``: a library is its worst container.
+
+    Each container keeps its own verdict; what depends on the library as a whole (the
+    runtime's device link of -rdc code, containers for other GPUs) is said at this level.
+    """
     os = binary_os(binary)
     stub = link_stub_index(binary)
     cvs = tuple(
         evaluate_container(c, target, os, stub=i == stub) for i, c in enumerate(binary.containers)
     )
-    cvs = _with_jit_link(binary, cvs)
     counted = [c for c in cvs if c.counted]
     rt = runtime_check(binary, target.driver)
     if not counted and rt is None:
         return None
+    plat = binary_platform(binary)
+    if target.hosts is not None and plat is not None and plat not in target.hosts:
+        why = (
+            f"a {plat} binary cannot run on {target.label}: the machines that carry this GPU "
+            f"are {', '.join(target.hosts)}"
+        )
+        return LibraryVerdict(binary.path, Verdict.PLATFORM, why, cvs, rt, bool(counted))
     if rt is not None and rt.ok is False:
         return LibraryVerdict(binary.path, Verdict.DRIVER, rt.reason, cvs, rt, bool(counted))
     if not counted:
@@ -120,6 +131,18 @@ def evaluate_binary(
         if cvs:
             why += f" ({len(cvs)} container(s) ignored: {cvs[0].ignored})"
         return LibraryVerdict(binary.path, Verdict.HOST, why, cvs, rt, False)
+    link = _jit_link(binary, cvs)
+    if link is not None and any(c.verdict is Verdict.NO_CODE for c in counted):
+        via, how = link
+        nothing = [c for c in counted if c.verdict is Verdict.NO_CODE]
+        loaded = [c.verdict for c in counted if c.verdict is not Verdict.NO_CODE and c.verdict]
+        verdict = loading.worst([via, *loaded])
+        assert verdict is not None
+        reason = (
+            f"{len(nothing)} of {len(counted)} linked container(s) have no code for CC "
+            f"{target.arch.cc} (they hold {_codes_summary(nothing)}), but {how}"
+        )
+        return LibraryVerdict(binary.path, verdict, reason, cvs, rt, True)
     verdicts = [c.verdict for c in counted if c.verdict is not None]
     worst = loading.worst(verdicts)
     assert worst is not None
@@ -143,44 +166,28 @@ def evaluate_binary(
     return LibraryVerdict(binary.path, Verdict.PARTIAL, reason, cvs, rt, True)
 
 
-def _with_jit_link(
-    binary: Binary, cvs: tuple[ContainerVerdict, ...]
-) -> tuple[ContainerVerdict, ...]:
+def _jit_link(binary: Binary, cvs: tuple[ContainerVerdict, ...]) -> tuple[Verdict, str] | None:
     """-rdc binaries: when the linked image has nothing for the GPU, the CUDA runtime
     device-links the relocatable containers (``__nv_relfatbin``) itself at first load,
     JIT-compiling their PTX (seen on the H200: librdc.so, linked for sm_80 only, runs).
-    That works when every relocatable container has code the rules load."""
+    That works when every relocatable container has code the rules load: then the verdict
+    it gives the library, and how; None when it does not apply."""
     rel = [
         cv
         for c, cv in zip(binary.containers, cvs, strict=True)
         if c.relocatable and cv.verdict is not None
     ]
-    if not rel or not all(cv.verdict in _LOADS for cv in rel):
-        return cvs
+    if not rel or not all(cv.verdict is not None and cv.verdict.loads for cv in rel):
+        return None
     worst = loading.worst(cv.verdict for cv in rel if cv.verdict is not None)
     assert worst is not None
-    via = (
-        max(worst, Verdict.PTX_JIT, key=lambda v: v.rank)
-        if any(cv.verdict is Verdict.PTX_JIT for cv in rel)
-        else worst
+    jit = any(cv.verdict is Verdict.PTX_JIT for cv in rel)
+    via = max(worst, Verdict.PTX_JIT, key=lambda v: v.rank) if jit else worst
+    how = (
+        f"the CUDA runtime device-links the {len(rel)} relocatable (-rdc) container(s) of "
+        "this binary at first load" + (" (JIT-compiling their PTX)" if jit else "")
     )
-    out = []
-    for c, cv in zip(binary.containers, cvs, strict=True):
-        if cv.counted and cv.verdict is Verdict.NO_CODE and not c.relocatable:
-            cv = replace(
-                cv,
-                verdict=via,
-                reason=(
-                    f"{cv.reason}; but the CUDA runtime device-links the {len(rel)} relocatable "
-                    f"(-rdc) container(s) of this binary at first load"
-                    + (" (JIT-compiling their PTX)" if via is Verdict.PTX_JIT else "")
-                ),
-            )
-        out.append(cv)
-    return tuple(out)
-
-
-_LOADS = frozenset({Verdict.NATIVE, Verdict.COMPATIBLE, Verdict.PTX_JIT})
+    return via, how
 
 
 @dataclass(frozen=True)
@@ -202,10 +209,18 @@ class TargetReport:
     verdict: Verdict | None  # worst source; None when nothing CUDA was found
     sources: tuple[SourceVerdict, ...]
     notes: tuple[str, ...]
+    # Inputs that could not be read ("path: problem"): with any, the answer is unknown.
+    unread: tuple[str, ...] = ()
 
     @property
     def runs(self) -> bool:
+        """Every library read loads; see ``known`` before trusting it."""
         return self.verdict is None or self.verdict.runs
+
+    @property
+    def known(self) -> bool:
+        """False when some input could not be read: what it holds was not judged."""
+        return not self.unread
 
 
 def _evaluate_source(source: Source, target: Target, strict: bool) -> SourceVerdict:
@@ -237,7 +252,8 @@ def evaluate(inventory: Inventory, target: Target, *, strict: bool = False) -> T
     ):
         notes.append("no driver given: driver gates (PTX ISA, runtime floor) assumed met")
     verdict = loading.worst(s.verdict for s in sources if s.verdict is not None)
-    return TargetReport(target, device, verdict, sources, tuple(notes))
+    unread = tuple(str(p) for p in inventory.problems)
+    return TargetReport(target, device, verdict, sources, tuple(notes), unread)
 
 
 # ---------------------------------------------------------------------------- matrix

@@ -57,13 +57,16 @@ class Target:
     label: str
     driver: Driver | None = None
     family: str | None = None
+    # Row platforms whose machines carry this GPU (catalog ``hosts``); None: not known,
+    # nothing is judged about the platform.
+    hosts: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.arch.variant:
             raise ValueError(f"a target is a compute capability, not {self.arch}")
 
     def with_driver(self, driver: Driver | None) -> Target:
-        return Target(self.arch, self.label, driver, self.family)
+        return Target(self.arch, self.label, driver, self.family, self.hosts)
 
 
 def _canonical(arch: Arch) -> tuple[Arch, str | None]:
@@ -87,7 +90,9 @@ def target_for_cc(text: str, driver: Driver | None = None) -> Target:
         raise CompatError(f"--cc takes a compute capability, not a variant target: {text!r}")
     arch, _ = _canonical(arch)
     gpu = catalog.gpu_for_arch(arch)
-    return Target(arch, f"sm_{arch.number}", driver, gpu.family if gpu else None)
+    if gpu is None:
+        return Target(arch, f"sm_{arch.number}", driver)
+    return Target(arch, f"sm_{arch.number}", driver, gpu.family, gpu.hosts or None)
 
 
 def targets_for_gpu(query: str, driver: Driver | None = None) -> tuple[Target, ...]:
@@ -101,7 +106,8 @@ def targets_for_gpu(query: str, driver: Driver | None = None) -> tuple[Target, .
     for m in exact or matches:
         names = ", ".join(p.name for p in m.products[:3]) + (", ..." if len(m.products) > 3 else "")
         label = f"{names} (CC {m.gpu.cc})" if names else f"{m.gpu.family} (CC {m.gpu.cc})"
-        out.append(Target(m.gpu.arch, label, driver, m.gpu.family))
+        hosts = sorted({h for p in m.products for h in (p.hosts or m.gpu.hosts)})
+        out.append(Target(m.gpu.arch, label, driver, m.gpu.family, tuple(hosts) or None))
     return tuple(sorted(out, key=lambda t: t.arch))
 
 
@@ -140,5 +146,5 @@ def catalog_targets(driver: Driver | None = None) -> tuple[Target, ...]:
     for g in catalog.load_catalog().gpus:
         names = ", ".join(p.name for p in g.products[:2])
         label = f"{g.cc} {g.family}" + (f" ({names})" if names else "")
-        out.append(Target(g.arch, label, driver, g.family))
+        out.append(Target(g.arch, label, driver, g.family, g.hosts or None))
     return tuple(out)

@@ -37,8 +37,10 @@ COLORS = {
     Verdict.PARTIAL: "#fb8c00",
     Verdict.DRIVER: "#8e24aa",
     Verdict.NO_CODE: "#c62828",
+    Verdict.PLATFORM: "#5d4037",
 }
-_TEXT_ON = {Verdict.NATIVE: "#fff", Verdict.DRIVER: "#fff", Verdict.NO_CODE: "#fff"}
+_WHITE_TEXT = (Verdict.NATIVE, Verdict.DRIVER, Verdict.NO_CODE, Verdict.PLATFORM)
+_TEXT_ON = dict.fromkeys(_WHITE_TEXT, "#fff")
 
 
 def short_path(path: str) -> str:
@@ -100,13 +102,17 @@ def _library_json(lv: LibraryVerdict, containers: bool) -> dict[str, Any]:
 def report_json(reports: Sequence[TargetReport], *, containers: bool = False) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
-        "runs": all(r.runs for r in reports),
+        "runs": (
+            False if not all(r.runs for r in reports)
+            else True if all(r.known for r in reports) else None
+        ),
         "targets": [
             {
                 "target": _target_json(r.target),
                 "device_cc": r.device.cc,
                 "verdict": r.verdict.value if r.verdict else None,
-                "runs": r.runs,
+                "runs": r.runs if r.known or not r.runs else None,
+                "unread": list(r.unread),
                 "notes": list(r.notes),
                 "sources": [
                     {
@@ -136,11 +142,17 @@ def report_text(reports: Sequence[TargetReport], *, verbose: bool = False) -> st
     for r in reports:
         t = r.target
         drv = f" with {t.driver}" if t.driver else ""
-        if r.verdict is None:
+        if not r.runs:
+            head = f"DOES NOT RUN (worst: {r.verdict.value if r.verdict else '-'})"
+        elif not r.known:
+            head = f"UNKNOWN: {len(r.unread)} input(s) could not be read"
+        elif r.verdict is None:
             head = "nothing CUDA found (no device code, no CUDA runtime linked)"
         else:
-            head = ("RUNS" if r.runs else "DOES NOT RUN") + f" (worst: {r.verdict.value})"
+            head = f"RUNS (worst: {r.verdict.value})"
         lines.append(f"{t.label}{drv}: {head}")
+        for u in r.unread:
+            lines.append(f"  unread: {u}")
         for n in r.notes:
             lines.append(f"  note: {n}")
         for s in r.sources:

@@ -26,6 +26,7 @@ __all__ = [
     "counted_containers",
     "family_members",
     "ignored_reason",
+    "is_tegra",
     "judge_container",
     "link_stub_index",
     "ptx_fits",
@@ -38,7 +39,8 @@ __all__ = [
 class Verdict(str, Enum):
     """What happens when code meets a GPU, best first; ``rank`` orders them.
 
-    Containers get NATIVE ... NO_CODE; HOST and PARTIAL describe a library as a whole.
+    Containers get NATIVE ... NO_CODE; HOST, PARTIAL and PLATFORM describe a library as a
+    whole.
     """
 
     HOST = "host code only"  # links a CUDA runtime but carries no device code
@@ -48,6 +50,9 @@ class Verdict(str, Enum):
     PARTIAL = "partial"  # some containers run, others have no code (library level only)
     DRIVER = "driver too old"
     NO_CODE = "no code"
+    # The binary is for a platform no machine with this GPU has (an x86_64 library on a
+    # Jetson); library level only.
+    PLATFORM = "wrong platform"
 
     @property
     def rank(self) -> int:
@@ -76,6 +81,7 @@ _SHORT = {
     Verdict.PARTIAL: "partial",
     Verdict.DRIVER: "driver",
     Verdict.NO_CODE: "-",
+    Verdict.PLATFORM: "plat",
 }
 
 
@@ -96,20 +102,46 @@ def family_members(arch: Arch) -> tuple[Arch, ...]:
     return tuple(sorted(members)) or (arch.base,)
 
 
+def is_tegra(arch: Arch) -> bool:
+    """Whether CC ``arch`` is an integrated Tegra / Jetson / DRIVE GPU (catalog ``tegra``;
+    a renamed CC, Thor's 10.1, is looked up under its current name)."""
+    gpu = catalog.gpu_for_arch(arch.base)
+    if gpu is None:
+        for rn in catalog.renames():
+            if rn.old.base == arch.base:
+                gpu = catalog.gpu_for_arch(rn.new.base)
+    return gpu is not None and gpu.tegra
+
+
 def sass_fits(code: Arch, device: Arch) -> tuple[int, str]:
-    """(0 no, 1 compatible, 2 native) and why, for a cubin of ``code`` on ``device``."""
-    if code.variant == "a":
-        if code.number == device.number:
-            return 2, f"{code.sass} is built for exactly CC {device.cc}"
-        return 0, f"{code.sass} runs on CC {code.cc} only (arch-specific 'a' cubin)"
-    name = code.sass + (" (an f cubin is a plain cubin)" if code.variant == "f" else "")
+    """(0 no, 1 compatible, 2 native) and why, for a cubin of ``code`` on ``device``.
+
+    docs/cuda.md#loading-rules: a plain cubin runs on later minors of its major, an ``a``
+    cubin on its CC only, an ``f`` cubin on the members of its family; and Tegra GPUs
+    have no binary compatibility at all, with each other or with desktop GPUs
+    (docs/cuda.md#tegra-exception): there only a cubin of exactly the CC runs.
+    """
     if code.number == device.number:
-        return 2, f"{name} matches CC {device.cc}"
+        what = {"a": "built for exactly", "f": "a family cubin of", "": "matches"}[code.variant]
+        return 2, f"{code.sass} {what} CC {device.cc}"
+    if code.variant == "a":
+        return 0, f"{code.sass} runs on CC {code.cc} only (arch-specific 'a' cubin)"
+    tegra = [a for a in (code, device) if is_tegra(a)]
+    if tegra:
+        return 0, (
+            f"{code.sass} does not run on CC {device.cc}: CC {tegra[0].cc} is a Tegra GPU, "
+            "which has no SASS binary compatibility (only an exact-CC cubin or PTX runs)"
+        )
+    if code.variant == "f":
+        fam = family_members(code)
+        if device in fam:
+            return 1, f"{code.sass} runs on the members of its family, CC {device.cc} among them"
+        return 0, f"{code.sass} runs on its family only ({', '.join(a.cc for a in fam)})"
     if code.major == device.major and code.minor < device.minor:
-        return 1, f"{name} runs on later minors of CC {code.major}.x"
+        return 1, f"{code.sass} runs on later minors of CC {code.major}.x"
     if code.major != device.major:
-        return 0, f"{name} does not run across majors (CC {device.cc})"
-    return 0, f"{name} needs CC >= {code.cc}"
+        return 0, f"{code.sass} does not run across majors (CC {device.cc})"
+    return 0, f"{code.sass} needs CC >= {code.cc}"
 
 
 def ptx_fits(code: Arch, device: Arch) -> tuple[bool, str]:

@@ -15,9 +15,11 @@ from cuwheel.knowledge import catalog
 from cuwheel.model.inventory import Binary
 
 __all__ = [
+    "PLATFORM_BINARIES",
     "Driver",
     "RuntimeCheck",
     "binary_os",
+    "binary_platform",
     "driver_cuda_version",
     "min_driver",
     "runtime_check",
@@ -87,6 +89,25 @@ def min_driver(driver_version: str | None, cuda: tuple[int, int] | None, os: str
         return None
     return r.driver_windows if os == "windows" else r.driver_linux
 
+
+
+# (binary format, machine) of each row platform's native code: the platform a binary can
+# run on at all, whatever its wheel's tag says.
+PLATFORM_BINARIES = {
+    "linux-x86_64": ("elf", "x86_64"),
+    "linux-aarch64": ("elf", "aarch64"),
+    "win-amd64": ("pe", "AMD64"),
+    "win-arm64": ("pe", "ARM64"),
+}
+
+
+def binary_platform(binary: Binary) -> str | None:
+    """The row platform whose machines run ``binary`` (``linux-aarch64`` for an aarch64
+    ELF), or None for device code and machines of no row platform."""
+    for name, (fmt, machine) in PLATFORM_BINARIES.items():
+        if binary.format == fmt and binary.machine == machine:
+            return name
+    return None
 
 
 def binary_os(binary: Binary) -> str:
