@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from cuwheel import catalog
+from cuwheel.knowledge import catalog
 
 pathfinder = pytest.importorskip("cuda.pathfinder")
 descriptor_catalog = pytest.importorskip("cuda.pathfinder._dynamic_libs.descriptor_catalog")
