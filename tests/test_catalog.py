@@ -11,6 +11,7 @@ import json
 import pytest
 
 from cuwheel.knowledge import catalog
+from cuwheel.knowledge._load import read_data_file
 from cuwheel.knowledge.catalog import CatalogError
 from cuwheel.model.arch import Arch, ArchSpec
 
@@ -253,27 +254,16 @@ def test_platforms_and_consumers() -> None:
 # ---------------------------------------------------------------- validation of broken data
 
 
-@pytest.fixture
-def patched_data(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """Replace one data file's parsed content; the loader cache is cleared around it."""
-    real = catalog._read
-
-    def patch(name: str, edit) -> None:  # type: ignore[no-untyped-def]
-        def fake(n: str) -> dict:  # type: ignore[type-arg]
-            data = real(n)
-            if n == name:
-                data = json.loads(json.dumps(data))
-                edit(data)
-            return data
-
-        monkeypatch.setattr(catalog, "_read", fake)
-        catalog.load_catalog.cache_clear()
-
-    yield patch
-    catalog.load_catalog.cache_clear()
+def edited(name: str, edit) -> catalog.Catalog:  # type: ignore[no-untyped-def]
+    """A catalog built from the shipped data files with one of them edited (no cache, no
+    monkeypatching: build_catalog takes the tables)."""
+    tables = {n: read_data_file(n) for n in catalog.DATA_FILES}
+    tables[name] = json.loads(json.dumps(tables[name]))
+    edit(tables[name])
+    return catalog.build_catalog(tables)
 
 
-def test_broken_data_reports_every_problem(patched_data) -> None:  # type: ignore[no-untyped-def]
+def test_broken_data_reports_every_problem() -> None:
     def edit(d: dict) -> None:  # type: ignore[type-arg]
         r = d["release"][-1]
         r["sass"].insert(0, "sm_200")  # unknown GPU and out of order
@@ -282,9 +272,8 @@ def test_broken_data_reports_every_problem(patched_data) -> None:  # type: ignor
         d["release"][0]["driver_linux"] = "four-fifty"
         del d["meta"]["sources"]
 
-    patched_data("cuda.toml", edit)
     with pytest.raises(CatalogError) as info:
-        catalog.load_catalog()
+        edited("cuda.toml", edit)
     text = "\n".join(info.value.problems)
     assert "'sass' must be sorted" in text
     assert "default_arch sm_61 is not in 'sass'" in text
@@ -294,26 +283,24 @@ def test_broken_data_reports_every_problem(patched_data) -> None:  # type: ignor
     assert "sm_200 has no gpus.toml entry" in text
 
 
-def test_broken_gpu_names(patched_data) -> None:  # type: ignore[no-untyped-def]
+def test_broken_gpu_names() -> None:
     def edit(d: dict) -> None:  # type: ignore[type-arg]
         d["gpu"][-1]["products"].append({"name": "H200", "segment": "datacenter"})
         d["gpu"][0]["products"][0]["segment"] = "gaming"
 
-    patched_data("gpus.toml", edit)
     with pytest.raises(CatalogError) as info:
-        catalog.load_catalog()
+        edited("gpus.toml", edit)
     text = "\n".join(info.value.problems)
     assert "name 'H200' also used for CC" in text
     assert "segment must be one of" in text
 
 
-def test_component_may_not_ship_a_driver_library(patched_data) -> None:  # type: ignore[no-untyped-def]
+def test_component_may_not_ship_a_driver_library() -> None:
     def edit(d: dict) -> None:  # type: ignore[type-arg]
         d["component"][0]["linux"].append("libcuda.so.1")
 
-    patched_data("packages.toml", edit)
     with pytest.raises(CatalogError, match=r"libcuda\.so\.1 matches a driver library"):
-        catalog.load_catalog()
+        edited("packages.toml", edit)
 
 
 # ---------------------------------------------------------------- tegra and hosts
@@ -404,7 +391,7 @@ def test_kepler_history_back_to_cuda_10() -> None:
     assert tk1 is not None and tk1.tegra and tk1.hosts == ()
 
 
-def test_broken_hosts_and_tegra(patched_data) -> None:  # type: ignore[no-untyped-def]
+def test_broken_hosts_and_tegra() -> None:
     def edit(d: dict) -> None:  # type: ignore[type-arg]
         by_cc = {g["cc"]: g for g in d["gpu"]}
         by_cc["8.0"]["hosts"] = ["linux-x86_64", "macos-arm64"]
@@ -412,9 +399,8 @@ def test_broken_hosts_and_tegra(patched_data) -> None:  # type: ignore[no-untype
         by_cc["9.0"]["products"][0]["hosts"] = ["win-arm64"]  # not among the GPU's hosts
         by_cc["10.0"]["hosts"] = ["linux-aarch64", "linux-aarch64"]
 
-    patched_data("gpus.toml", edit)
     with pytest.raises(CatalogError) as info:
-        catalog.load_catalog()
+        edited("gpus.toml", edit)
     text = "\n".join(info.value.problems)
     assert "host 'macos-arm64' is no cuda.toml platform" in text
     assert "'tegra' must be bool" in text

@@ -1,0 +1,286 @@
+"""CUDA releases (``data/cuda.toml``): what each release's nvcc builds and emits, its
+minimum drivers, the minor-version-compatibility floors, renamed architectures and the row
+platforms with their wheel tags."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cuwheel._validate import Checker
+from cuwheel.knowledge._load import (
+    DataSource,
+    driver_version,
+    read_meta,
+    sass_name,
+    source_mark,
+    tables,
+)
+from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, parse_arch_specs
+
+__all__ = ["MinorCompat", "Platform", "Release", "Rename", "load_cuda", "parse_version"]
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """``"13.0"`` / ``"13.0.88"`` -> ``(13, 0)``; raises ValueError."""
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)*", text.strip())
+    if m is None:
+        raise ValueError(f"not a version: {text!r}")
+    return int(m[1]), int(m[2])
+
+
+@dataclass(frozen=True)
+class Release:
+    """One CUDA toolkit release: what its nvcc builds and emits, and what it needs."""
+
+    version: tuple[int, int]
+    ptx_isa: tuple[int, int]
+    sass: tuple[Arch, ...]  # every real target nvcc accepts, a / f included
+    default_arch: Arch | None
+    driver_linux: str | None  # minimum driver of the GA release; None = unknown
+    driver_windows: str | None
+    families: tuple[tuple[Arch, tuple[Arch, ...]], ...]  # f target -> real targets built
+    groups: tuple[tuple[str, tuple[ArchSpec, ...]], ...]  # "all-major" -> what it builds
+    source: str
+    note: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.version[0]}.{self.version[1]}"
+
+    @property
+    def major(self) -> int:
+        return self.version[0]
+
+    @property
+    def minor(self) -> int:
+        return self.version[1]
+
+    @property
+    def train(self) -> str:
+        """The release-train tag used in local versions and indexes: ``cu130``."""
+        return f"cu{self.version[0]}{self.version[1]}"
+
+    @property
+    def ptx_isa_name(self) -> str:
+        return f"{self.ptx_isa[0]}.{self.ptx_isa[1]}"
+
+    def accepts(self, arch: Arch) -> bool:
+        """Whether this release's nvcc can build ``arch`` (as SASS or PTX)."""
+        return arch in self.sass
+
+    def family(self, arch: Arch) -> tuple[Arch, ...]:
+        """The real targets an ``f`` target builds for; ``()`` when ``arch`` is no f target here."""
+        for key, members in self.families:
+            if key == arch:
+                return members
+        return ()
+
+    def group(self, name: str) -> tuple[ArchSpec, ...] | None:
+        """What ``nvcc -arch=<name>`` builds (``all``, ``all-major``), where recorded."""
+        for key, specs in self.groups:
+            if key == name.lower():
+                return specs
+        return None
+
+    @property
+    def group_map(self) -> dict[str, tuple[ArchSpec, ...]]:
+        return dict(self.groups)
+
+    def __str__(self) -> str:
+        return f"CUDA {self.name}"
+
+
+@dataclass(frozen=True)
+class MinorCompat:
+    """Minor-version compatibility: drivers at or above the floor run any runtime of ``major``."""
+
+    major: int
+    driver_linux: str | None
+    driver_windows: str | None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Rename:
+    old: Arch
+    new: Arch
+    last_release_with_old: str
+    first_release_with_new: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A platform of release rows (``linux-x86_64``) and its wheel platform tags."""
+
+    name: str
+    os: str  # "linux" or "windows"
+    wheel_tags: tuple[str, ...]  # fnmatch patterns
+
+
+def load_cuda(
+    data: Mapping[str, Any],
+    chk: Checker,
+) -> tuple[
+    tuple[Release, ...],
+    tuple[MinorCompat, ...],
+    tuple[Rename, ...],
+    tuple[Platform, ...],
+    tuple[str, ...],
+    DataSource | None,
+]:
+    meta = read_meta(data, chk)
+    unreleased = tuple(data.get("meta", {}).get("unreleased", []))
+    releases: list[Release] = []
+    for i, raw in enumerate(tables(data, "release", chk)):
+        f = chk.fields(
+            raw,
+            f"release[{i}]",
+            {"version": str, "ptx_isa": str, "sass": list, "source": str},
+            {
+                "default_arch": str,
+                "driver_linux": str,
+                "driver_windows": str,
+                "note": str,
+                "families": dict,
+                "groups": dict,
+            },
+        )
+        if not {"version", "ptx_isa", "sass"} <= f.keys():
+            continue
+        where = f"release {f['version']}"
+        version = chk.convert(where, parse_version, f["version"])
+        isa = chk.convert(where, parse_version, f["ptx_isa"])
+        sass: list[Arch] = []
+        for name in f["sass"]:
+            a = chk.convert(where, sass_name, name)
+            if a is not None:
+                sass.append(a)
+        if sass != sorted(set(sass)):
+            chk.problem(where, "'sass' must be sorted without duplicates")
+        default = None
+        if "default_arch" in f:
+            default = chk.convert(where, sass_name, f["default_arch"])
+            if default is not None and default not in sass:
+                chk.problem(where, f"default_arch {default} is not in 'sass'")
+        families: list[tuple[Arch, tuple[Arch, ...]]] = []
+        for key, members in f.get("families", {}).items():
+            fa = chk.convert(where, sass_name, key)
+            if fa is None:
+                continue
+            if fa.variant != "f" or fa not in sass:
+                chk.problem(where, f"families: {key} is not an f target of this release")
+            ms = [
+                m
+                for m in (
+                    chk.convert(where, sass_name, n)
+                    for n in (members if isinstance(members, list) else [])
+                )
+                if m is not None
+            ]
+            if not ms or any(m.variant or m not in sass or m.number < fa.number for m in ms):
+                chk.problem(where, f"families: {key} members must be plain targets >= it here")
+            families.append((fa, tuple(sorted(ms))))
+        for a in sass:
+            if a.variant == "f" and a not in dict(families):
+                chk.problem(where, f"f target {a} has no 'families' entry")
+        groups: list[tuple[str, tuple[ArchSpec, ...]]] = []
+        for gname, spelled in f.get("groups", {}).items():
+            try:
+                specs = parse_arch_specs(spelled)
+            except (ArchSpellingError, TypeError, AttributeError) as exc:
+                chk.problem(where, f"group {gname!r}: {exc}")
+                continue
+            for s in specs:
+                if s.arch not in sass:
+                    chk.problem(where, f"group {gname!r}: {s} is not a target of this release")
+            groups.append((gname.lower(), specs))
+        if version is None or isa is None:
+            continue
+        releases.append(
+            Release(
+                version,
+                isa,
+                tuple(sass),
+                default,
+                driver_version(chk, where, f.get("driver_linux")),
+                driver_version(chk, where, f.get("driver_windows")),
+                tuple(families),
+                tuple(groups),
+                source_mark(chk, where, f.get("source")),
+                f.get("note"),
+            )
+        )
+    versions = [r.version for r in releases]
+    if versions != sorted(set(versions)):
+        chk.problem("release", "releases must be sorted by version without duplicates")
+    isas = [r.ptx_isa for r in releases]
+    if isas != sorted(isas):
+        chk.problem("release", "PTX ISA versions must not decrease from one release to the next")
+    for u in unreleased:
+        if chk.convert("[meta] unreleased", parse_version, u) in set(versions):
+            chk.problem("[meta]", f"unreleased {u} is listed as a release")
+
+    compat: list[MinorCompat] = []
+    for i, raw in enumerate(tables(data, "minor_compat", chk)):
+        f = chk.fields(
+            raw,
+            f"minor_compat[{i}]",
+            {"major": int},
+            {"driver_linux": str, "driver_windows": str, "note": str},
+        )
+        if "major" not in f:
+            continue
+        where = f"minor_compat {f['major']}"
+        if not any(r.major == f["major"] for r in releases):
+            chk.problem(where, "no release of this major")
+        compat.append(
+            MinorCompat(
+                f["major"],
+                driver_version(chk, where, f.get("driver_linux")),
+                driver_version(chk, where, f.get("driver_windows")),
+                f.get("note"),
+            )
+        )
+
+    renames: list[Rename] = []
+    known = {r.name for r in releases}
+    for i, raw in enumerate(tables(data, "rename", chk)):
+        f = chk.fields(
+            raw,
+            f"rename[{i}]",
+            {
+                "old": str,
+                "new": str,
+                "last_release_with_old": str,
+                "first_release_with_new": str,
+            },
+            {"note": str},
+        )
+        if len(f) < 4:
+            continue
+        old = chk.convert(f"rename {f['old']}", sass_name, f["old"])
+        new = chk.convert(f"rename {f['old']}", sass_name, f["new"])
+        for key in ("last_release_with_old", "first_release_with_new"):
+            if f[key] not in known:
+                chk.problem(f"rename {f['old']}", f"{key} {f[key]!r} is not a release")
+        if old is not None and new is not None:
+            renames.append(
+                Rename(
+                    old, new, f["last_release_with_old"], f["first_release_with_new"], f.get("note")
+                )
+            )
+
+    platforms: list[Platform] = []
+    for i, raw in enumerate(tables(data, "platform", chk)):
+        f = chk.fields(raw, f"platform[{i}]", {"name": str, "os": str, "wheel_tags": list})
+        if len(f) == 3:
+            if f["os"] not in ("linux", "windows"):
+                chk.problem(f"platform {f['name']}", f"os must be linux or windows: {f['os']!r}")
+            platforms.append(Platform(f["name"], f["os"], tuple(f["wheel_tags"])))
+    if len({p.name for p in platforms}) != len(platforms):
+        chk.problem("platform", "duplicate platform names")
+    return tuple(releases), tuple(compat), tuple(renames), tuple(platforms), unreleased, meta

@@ -1,0 +1,150 @@
+"""NVIDIA's runtime packages (``data/packages.toml``): per CUDA major, each component's PyPI
+distribution, ``cuda-toolkit`` extra, library names and install directories; and the
+libraries that only the driver provides."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cuwheel._validate import Checker
+from cuwheel.knowledge._load import DataSource, read_meta, source_mark, tables
+
+__all__ = ["Component", "load_packages", "match_lib"]
+
+
+def match_lib(name: str, pattern: str) -> bool:
+    """Whether library ``name`` matches a data glob (DLL names case-insensitively)."""
+    # Sonames are case-sensitive; DLL names are not.
+    if pattern.lower().endswith(".dll") or name.lower().endswith(".dll"):
+        return fnmatch.fnmatchcase(name.lower(), pattern.lower())
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+@dataclass(frozen=True)
+class Component:
+    """One NVIDIA runtime component of a CUDA major on PyPI and the libraries it ships."""
+
+    major: int
+    name: str
+    distribution: str
+    extra: str | None  # cuda-toolkit extra; None for libraries outside the toolkit
+    linux: tuple[str, ...]  # sonames (fnmatch patterns)
+    windows: tuple[str, ...]  # DLL names (fnmatch patterns)
+    linux_dir: str  # relative to site-packages
+    windows_dir: str | None
+    windows_arm64_dir: str | None
+    source: str
+    metapackage: str | None = None  # "cuda-toolkit"
+    metapackage_versions: str | None = None  # "==13.*"
+    note: str | None = None
+
+    @property
+    def requirement(self) -> str:
+        """What to declare: ``cuda-toolkit[cudart]==13.*``, or the distribution itself."""
+        if self.extra and self.metapackage:
+            return f"{self.metapackage}[{self.extra}]{self.metapackage_versions or ''}"
+        return self.distribution
+
+    def ships(self, library: str, os: str | None = None) -> bool:
+        names = (
+            self.linux
+            if os == "linux"
+            else self.windows
+            if os == "windows"
+            else self.linux + self.windows
+        )
+        return any(match_lib(library, pattern) for pattern in names)
+
+
+def load_packages(
+    data: Mapping[str, Any],
+    chk: Checker,
+) -> tuple[
+    tuple[Component, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], DataSource | None
+]:
+    meta = read_meta(data, chk)
+    majors: dict[int, dict[str, Any]] = {}
+    for i, raw in enumerate(tables(data, "major", chk)):
+        f = chk.fields(
+            raw,
+            f"major[{i}]",
+            {"major": int, "metapackage": str, "linux_dir": str, "windows_dir": str},
+            {"metapackage_versions": str, "windows_arm64_dir": str, "note": str},
+        )
+        if "major" in f:
+            majors[f["major"]] = f
+    components: list[Component] = []
+    seen: set[tuple[int, str]] = set()
+    for i, raw in enumerate(tables(data, "component", chk)):
+        f = chk.fields(
+            raw,
+            f"component[{i}]",
+            {"major": int, "name": str, "distribution": str, "linux": list, "windows": list},
+            {
+                "extra": str,
+                "dir": str,
+                "linux_dir": str,
+                "windows_dir": str,
+                "source": str,
+                "note": str,
+            },
+        )
+        if not {"major", "name", "distribution"} <= f.keys():
+            continue
+        where = f"component {f['major']}/{f['name']}"
+        if (f["major"], f["name"]) in seen:
+            chk.problem(where, "duplicate component")
+        seen.add((f["major"], f["name"]))
+        m = majors.get(f["major"])
+        if m is None:
+            chk.problem(where, f"no [[major]] table for CUDA {f['major']}")
+            continue
+        dirs: dict[str, str | None] = {}
+        for key in ("linux_dir", "windows_dir", "windows_arm64_dir"):
+            template = f.get(key) or m.get(key)
+            if template is not None and "{dir}" in template:
+                if "dir" not in f:
+                    chk.problem(where, f"{key} {template!r} needs the component's 'dir'")
+                    template = None
+                else:
+                    template = template.replace("{dir}", f["dir"])
+            # Separate libraries (own linux_dir) do not live in the shared toolkit dirs.
+            if "linux_dir" in f and key not in f:
+                template = None
+            dirs[key] = template
+        if not f.get("linux") and not f.get("windows"):
+            chk.problem(where, "ships no library")
+        components.append(
+            Component(
+                f["major"],
+                f["name"],
+                f["distribution"],
+                f.get("extra"),
+                tuple(f.get("linux", [])),
+                tuple(f.get("windows", [])),
+                dirs["linux_dir"] or "",
+                dirs["windows_dir"],
+                dirs["windows_arm64_dir"],
+                source_mark(chk, where, f.get("source")),
+                m.get("metapackage") if f.get("extra") else None,
+                m.get("metapackage_versions") if f.get("extra") else None,
+                f.get("note"),
+            )
+        )
+    d = chk.fields(
+        data.get("driver"),
+        "[driver]",
+        {"linux": list, "windows": list},
+        {"windows_unverified": list, "not_driver": list, "source": str, "note": str},
+    )
+    not_driver = tuple(d.get("not_driver", []))
+    linux = tuple(d.get("linux", []))
+    windows = tuple(d.get("windows", [])) + tuple(d.get("windows_unverified", []))
+    for c in components:
+        for lib in c.linux + c.windows:
+            if any(match_lib(lib, p) for p in linux + windows):
+                chk.problem(f"component {c.major}/{c.name}", f"{lib} matches a driver library")
+    return tuple(components), linux, windows, not_driver, meta
