@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -395,6 +396,17 @@ def test_device_link_stub_is_ignored() -> None:
 )
 def test_no_stub(b: Binary) -> None:
     assert compat.link_stub_index(b) is None
+
+
+def test_stub_without_a_wrapper_record() -> None:
+    """cuRAND 10.4.0.35 (x86_64 and aarch64): 11 containers, 10 version-1 records; the
+    first container, the kernel-less stub, has no record of its own."""
+    stub = replace(container(small("sm_75")), device_link=None)
+    tus = [replace(container("sm_80", "sm_90"), device_link=False) for _ in range(10)]
+    assert compat.link_stub_index(binary(stub, *tus)) == 0
+    # a first container with a record of its own is a translation unit, not the stub
+    first = replace(container(small("sm_75")), device_link=False)
+    assert compat.link_stub_index(binary(first, *tus)) is None
 
 
 def test_partial_library_and_strict() -> None:

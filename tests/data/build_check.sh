@@ -46,6 +46,12 @@ $ARMCC -shared -fPIC -O2 fb_arm13.c "$SRC/rowlib.c" -L. -Wl,--no-as-needed -lcud
     -Wl,-rpath,'$ORIGIN/../../nvidia/cu13/lib' -o "$BIN/row_arm_cu13.so"
 aarch64-linux-gnu-strip --strip-unneeded "$BIN/row_arm_cu13.so"
 
+# An auditwheel-style renamed copy of the x86_64 stand-in cudart: file name
+# libcudart-45e7f3ed.so.13, SONAME still libcudart.so.13 (the loader finds NEEDED entries
+# by file name, so this copy does not satisfy NEEDED libcudart.so.13).
+gcc -shared -fPIC -O2 -Wl,-soname,libcudart.so.13 "$SRC/cudart_stub.c" -o "$BIN/renamed_cudart.so"
+strip --strip-unneeded "$BIN/renamed_cudart.so"
+
 # aarch64 host-only Python extension (the seed's _C: no CUDA at all).
 $ARMCC -shared -fPIC -O2 -Wl,-z,max-page-size=4096 "$SRC/hostonly.c" -o "$BIN/row_arm_hostonly.so"
 aarch64-linux-gnu-strip --strip-unneeded "$BIN/row_arm_hostonly.so"

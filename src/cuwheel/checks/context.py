@@ -175,20 +175,30 @@ class CheckContext:
 
     @functools.cached_property
     def bundled(self) -> dict[str, Lib]:
-        """Library names the wheel ships (soname and file name) -> the shipping binary."""
+        """File names of the libraries the wheel ships -> the shipping binary.
+
+        The loader finds a DT_NEEDED entry by file name, never by SONAME: an
+        auditwheel-renamed ``libcudart-45e7f3ed.so.12`` (SONAME ``libcudart.so.12``) does not
+        satisfy ``NEEDED libcudart.so.12``.  Windows DLL names are case-insensitive.
+        """
         out: dict[str, Lib] = {}
         for lib in self.libs:
             if not lib.loadable:
                 continue
-            base = posixpath.basename(lib.member)
-            out.setdefault(base.lower() if base.lower().endswith(".dll") else base, lib)
-            if lib.binary.soname:
-                out.setdefault(lib.binary.soname, lib)
+            out.setdefault(_key(posixpath.basename(lib.member)), lib)
         return out
 
     def ships(self, library: str) -> Lib | None:
-        key = library.lower() if library.lower().endswith(".dll") else library
-        return self.bundled.get(key)
+        """The shipped library a NEEDED / imported name loads, by file name."""
+        return self.bundled.get(_key(library))
+
+    def ships_soname(self, library: str) -> Lib | None:
+        """A shipped library whose SONAME is ``library`` but whose file name is not: the
+        loader will not find it under that name (a hint for findings)."""
+        for lib in self.libs:
+            if lib.loadable and lib.binary.soname == library and self.ships(library) is None:
+                return lib
+        return None
 
     # -- requirements -------------------------------------------------------------
     @functools.cached_property
@@ -234,6 +244,10 @@ class CheckContext:
         return Finding(
             code, severity if severity is not None else CODES[code].severity, message, library
         )
+
+
+def _key(name: str) -> str:
+    return name.lower() if name.lower().endswith(".dll") else name
 
 
 def _installed(member: str) -> str | None:

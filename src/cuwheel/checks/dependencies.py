@@ -50,10 +50,17 @@ def check_dependencies(ctx: CheckContext) -> list[Finding]:
                 continue
             d = provider(ctx, name)
             if d is None:
+                renamed = ctx.ships_soname(name)
+                why = (
+                    f"; the wheel ships {renamed.member} with SONAME {name}, but the loader "
+                    f"looks for a file named {name}"
+                    if renamed is not None
+                    else ""
+                )
                 out.append(ctx.finding(
                     "DEP001",
                     f"links {name}, which no requirement provides and the wheel does not ship"
-                    + _hint(ctx, name),
+                    + why + _hint(ctx, name),
                     lib.name,
                 ))  # fmt: skip
                 continue

@@ -196,10 +196,11 @@ def link_stub_index(binary: Binary) -> int | None:
 
     The inventory marks the container nvcc's device-link step wrote (its wrapper record);
     in a binary without relocatable (-rdc) code that container links nothing and is the
-    kernel-less stub.  Where a binary records no wrappers, the stub is recognised by shape:
-    the first of several ``.nv_fatbin`` containers of a linked binary, holding only small
-    cubins.  Binaries with relocatable code are left alone: there the device-link
-    container is the real linked image.
+    kernel-less stub.  Where no record marks it, the stub is recognised by shape: the first
+    of several ``.nv_fatbin`` containers of a linked binary, holding only small cubins, and
+    with no wrapper record of its own where the others have one (cuRAND 10.4.0.35's stub
+    has none: docs/formats.md#wrapper-records).  Binaries with relocatable code are left
+    alone: there the device-link container is the real linked image.
     """
     if binary.file_type not in _LINKED or any(c.relocatable for c in binary.containers):
         return None
@@ -207,9 +208,9 @@ def link_stub_index(binary: Binary) -> int | None:
     if marked:
         stub = binary.containers[marked[0]]
         return marked[0] if all(e.kind is CodeKind.SASS for e in stub.entries) else None
-    if any(c.device_link is not None for c in binary.containers):
-        return None  # the records name no device-link container
     named = [i for i, c in enumerate(binary.containers) if c.section in _FATBIN_SECTIONS]
+    if named and binary.containers[named[0]].device_link is not None:
+        return None  # a translation unit's own record: no stub
     if len(named) < 2:
         return None
     first = binary.containers[named[0]]

@@ -1,0 +1,46 @@
+"""check follows the dynamic loader: NEEDED entries are found by file name, and every
+run-path entry counts, the empty one included (ld.so reads it as the working directory).
+
+The wheels are the seed x86_64 wheel (checkwheels.py) with one thing changed; expected codes
+are written by hand from what ld.so does (ld.so(8): DT_NEEDED names a file to search for;
+an empty DT_RUNPATH component is the current directory).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import checkwheels as cw
+from cuwheel.checks import check_wheel
+from cuwheel.config import parse_config
+
+X86 = cw.linux_x86_cu13()
+LIB = "pkg/lib/libpkg_cuda.so"
+
+
+def _check(tmp_path: Path, spec: cw.Spec) -> list[tuple[str, str | None, str]]:
+    cfg = parse_config({}, "test")
+    report = check_wheel(spec.build(tmp_path), cfg.rows, cfg.check, environ={})
+    return [(f.code, f.library, f.message) for f in report.findings if f.code != "TAG002"]
+
+
+def _bundling(name: str) -> cw.Spec:
+    """The library finds libcudart next to itself ($ORIGIN) and declares nothing."""
+    lib = cw.patch(cw.fixture("row_x86_cu13.so"), cw.X86_RPATH, b"$ORIGIN")
+    return replace(
+        X86.with_member(LIB, lib).with_member(f"pkg/lib/{name}", cw.fixture("renamed_cudart.so")),
+        requires=(),
+    )
+
+
+def test_a_bundled_library_is_found_by_file_name(tmp_path: Path) -> None:
+    assert [c for c, _, _ in _check(tmp_path, _bundling("libcudart.so.13"))] == []
+
+
+def test_a_renamed_copy_does_not_satisfy_needed(tmp_path: Path) -> None:
+    """An auditwheel-renamed libcudart-45e7f3ed.so.13 (SONAME libcudart.so.13) is not what
+    the loader opens for NEEDED libcudart.so.13: DEP001, naming the copy."""
+    found = _check(tmp_path, _bundling("libcudart-45e7f3ed.so.13"))
+    assert [(c, lib) for c, lib, _ in found] == [("DEP001", LIB)]
+    assert "ships pkg/lib/libcudart-45e7f3ed.so.13 with SONAME libcudart.so.13" in found[0][2]
