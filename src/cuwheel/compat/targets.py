@@ -5,10 +5,12 @@ a driver by version or CUDA version, and the CC a device reports under a given d
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cuwheel.errors import CompatError
 from cuwheel.knowledge import catalog
+from cuwheel.knowledge.gpus import Gpu, Product
 from cuwheel.model.arch import Arch, ArchSpellingError
 from cuwheel.rules.runtime import Driver, driver_cuda_version, version_tuple
 
@@ -80,6 +82,17 @@ def _canonical(arch: Arch) -> tuple[Arch, str | None]:
     return arch, None
 
 
+def _hosts(gpu: Gpu, products: Sequence[Product]) -> tuple[str, ...] | None:
+    """The platforms of the machines that carry these products, where the catalog knows
+    them all: an integrated GPU's, or products with hosts of their own (superchips).  None
+    for a discrete GPU: any host its driver supports can carry the card."""
+    if products and all(p.hosts is not None for p in products):
+        return tuple(sorted({h for p in products for h in p.hosts or ()}))
+    if gpu.integrated:
+        return gpu.hosts
+    return None
+
+
 def target_for_cc(text: str, driver: Driver | None = None) -> Target:
     """``"8.9"``, ``"sm_89"``, ``"89"`` -> a Target; raises CompatError."""
     try:
@@ -92,7 +105,7 @@ def target_for_cc(text: str, driver: Driver | None = None) -> Target:
     gpu = catalog.gpu_for_arch(arch)
     if gpu is None:
         return Target(arch, f"sm_{arch.number}", driver)
-    return Target(arch, f"sm_{arch.number}", driver, gpu.family, gpu.hosts or None)
+    return Target(arch, f"sm_{arch.number}", driver, gpu.family, _hosts(gpu, gpu.products))
 
 
 def targets_for_gpu(query: str, driver: Driver | None = None) -> tuple[Target, ...]:
@@ -106,8 +119,7 @@ def targets_for_gpu(query: str, driver: Driver | None = None) -> tuple[Target, .
     for m in exact or matches:
         names = ", ".join(p.name for p in m.products[:3]) + (", ..." if len(m.products) > 3 else "")
         label = f"{names} (CC {m.gpu.cc})" if names else f"{m.gpu.family} (CC {m.gpu.cc})"
-        hosts = sorted({h for p in m.products for h in (p.hosts or m.gpu.hosts)})
-        out.append(Target(m.gpu.arch, label, driver, m.gpu.family, tuple(hosts) or None))
+        out.append(Target(m.gpu.arch, label, driver, m.gpu.family, _hosts(m.gpu, m.products)))
     return tuple(sorted(out, key=lambda t: t.arch))
 
 
@@ -146,5 +158,5 @@ def catalog_targets(driver: Driver | None = None) -> tuple[Target, ...]:
     for g in catalog.load_catalog().gpus:
         names = ", ".join(p.name for p in g.products[:2])
         label = f"{g.cc} {g.family}" + (f" ({names})" if names else "")
-        out.append(Target(g.arch, label, driver, g.family, g.hosts or None))
+        out.append(Target(g.arch, label, driver, g.family, _hosts(g, g.products)))
     return tuple(out)

@@ -39,6 +39,9 @@ class Gpu:
     source: str
     note: str | None = None
     tegra: bool = False  # integrated Tegra / Jetson / DRIVE GPU
+    # Built into a system whose CPU is fixed (every Tegra; GB10): ``hosts`` is then all
+    # there is, not a lower bound.
+    integrated: bool = False
     # Row platforms whose wheels can drive the GPU: the union over its products.
     # () = none known (no row platform, or not recorded).
     hosts: tuple[str, ...] = ()
@@ -67,7 +70,7 @@ def load_gpus(data: Mapping[str, Any], chk: Checker) -> tuple[tuple[Gpu, ...], D
             raw,
             where,
             {"cc": str, "family": str, "chips": list, "products": TableList, "source": str},
-            {"note": str, "tegra": bool, "hosts": list},
+            {"note": str, "tegra": bool, "integrated": bool, "hosts": list},
         )
         if "cc" not in f:
             continue
@@ -114,6 +117,7 @@ def load_gpus(data: Mapping[str, Any], chk: Checker) -> tuple[tuple[Gpu, ...], D
                 source_mark(chk, where, f.get("source")),
                 f.get("note"),
                 tegra=f.get("tegra", False),
+                integrated=f.get("integrated", f.get("tegra", False)),
                 hosts=tuple(f.get("hosts", [])),
             )
         )
