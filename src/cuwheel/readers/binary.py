@@ -83,6 +83,7 @@ def _run(
         # what a stream search finds inside sections that are not searched).
         for start, end in _gaps(found, scan.size):
             collector.search_region(Region("", start, end, False, False))
+        collector.measure_padding([r for r in found if r.device_code])
         scan.serve()
         scan.finish()
         # Run the source to its end: a wheel member checks its size and CRC there (and

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from cuwheel.readers.devicecode import Region
+from cuwheel.readers.devicecode import PAD_LIMIT, Region
 from cuwheel.readers.stream import Scan
 
 __all__ = ["DEVICE_SECTIONS", "ELF_MACHINES", "ElfFacts", "ElfReader"]
@@ -105,7 +105,7 @@ class ElfReader:
         self._dynamic: list[tuple[int, int]] = []
         self._dynstr: bytes | None = None
         self._dynsym_data: bytes | None = None
-        self._shdrs: list[tuple[int, int, int, int, int, int]] = []
+        self._shdrs: list[tuple[int, int, int, int, int, int, int]] = []
         self._rw: list[tuple[int, bytes]] = []  # writable segments kept while streaming
         self._wrapper_section: tuple[int, int] | None = None
         self._wrapper_bytes: bytes | None = None
@@ -226,13 +226,13 @@ class ElfReader:
     def _sections(self, data: bytes) -> None:
         fmt = "<IIQQQQIIQQ" if self._cls == 2 else "<IIIIIIIIII"
         for rec in struct.iter_unpack(fmt, data):
-            name, sh_type, flags, _addr, off, size, link = rec[:7]
-            self._shdrs.append((name, sh_type, off, size, link, flags))
+            name, sh_type, flags, _addr, off, size, link, _info, align = rec[:9]
+            self._shdrs.append((name, sh_type, off, size, link, flags, align))
         if self._shstrndx < len(self._shdrs):
-            _, _, off, size, _, _ = self._shdrs[self._shstrndx]
+            _, _, off, size, _, _, _ = self._shdrs[self._shstrndx]
             if size:
                 self._get(off, size, self._names)
-        for _name, sh_type, off, size, _link, _ in self._shdrs:
+        for _name, sh_type, off, size, _link, _, _ in self._shdrs:
             if sh_type == SHT_DYNSYM and size:
                 self._get(off, size, self._dynsym_bytes)
 
@@ -241,7 +241,7 @@ class ElfReader:
 
     def _names(self, data: bytes) -> None:
         regions = []
-        for name_off, sh_type, off, size, _link, flags in self._shdrs:
+        for name_off, sh_type, off, size, _link, flags, align in self._shdrs:
             end = data.find(b"\0", name_off)
             name = data[name_off : end if end >= 0 else len(data)].decode("latin-1")
             if sh_type == 8:  # SHT_NOBITS: no file bytes
@@ -262,10 +262,12 @@ class ElfReader:
                     and sh_type == 1
                     and flags & 6 == 2
                     and not name.startswith(NOT_DATA_SECTIONS),
+                    # sh_addralign: the pads between the containers of aligned inputs
+                    pad=max(16, min(align, PAD_LIMIT)),
                 )
             )
         self.facts.sections = regions
-        for name_off, _t, off, size, _l, _f in self._shdrs:
+        for name_off, _t, off, size, _l, _f, _a in self._shdrs:
             end = data.find(b"\0", name_off)
             if data[name_off:end] == b".nvFatBinSegment" and 0 < size <= MAX_RW_KEPT:
                 self._wrapper_section = (off, size)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from cuwheel.readers.devicecode import Region
+from cuwheel.readers.devicecode import PAD_LIMIT, Region
 from cuwheel.readers.stream import Scan
 
 __all__ = ["PE_MACHINES", "PeFacts", "PeReader"]
@@ -173,6 +173,9 @@ class PeReader:
                     and chars & 0x20000060 == 0x40
                     and name not in (".pdata", ".xdata", ".reloc", ".rsrc", ".idata",
                                      ".edata", ".tls", ".CRT", ".nvFatBi", "__nv_mod"),
+                    # An image keeps no section alignment (only COFF objects do), so any
+                    # alignment up to PAD_LIMIT is believed.
+                    pad=PAD_LIMIT,
                 )
             )
         self.facts.sections = regions

@@ -14,13 +14,62 @@ because device code is not always in the named sections (binary-formats.md 1.5).
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import itertools
 import mmap
 import os
 from collections.abc import Callable, Iterable
-from typing import Union
+from typing import Generic, TypeVar, Union
 
-__all__ = ["Callback", "Scan", "StreamError"]
+__all__ = ["Callback", "RangeMap", "Scan", "StreamError"]
+
+T = TypeVar("T")
+
+
+class RangeMap(Generic[T]):
+    """Point lookups over [start, end) ranges that may overlap: the range given first wins,
+    as a linear search in table order would answer (section and segment tables of hostile
+    files overlap).  Built in n log n; each lookup is a bisection."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int, T]]) -> None:
+        items = [(s, e, i, v) for i, (s, e, v) in enumerate(ranges) if e > s]
+        items.sort(key=lambda r: (r[0], r[2]))
+        starts: list[int] = []
+        ends: list[int] = []
+        values: list[T] = []
+        if all(a[1] <= b[0] for a, b in itertools.pairwise(items)):  # the usual case: disjoint
+            for s, e, _i, v in items:
+                starts.append(s)
+                ends.append(e)
+                values.append(v)
+        else:
+            # Sweep the boundaries; among the ranges covering a piece, the lowest index wins.
+            cuts = sorted({x for s, e, _i, _v in items for x in (s, e)})
+            active: list[tuple[int, int, int]] = []  # (index, end, position in items)
+            k = 0
+            for a, b in itertools.pairwise(cuts):
+                while k < len(items) and items[k][0] <= a:
+                    heapq.heappush(active, (items[k][2], items[k][1], k))
+                    k += 1
+                while active and active[0][1] <= a:
+                    heapq.heappop(active)
+                if not active:
+                    continue
+                v = items[active[0][2]][3]
+                if ends and ends[-1] == a and values[-1] is v:
+                    ends[-1] = b  # same range continues
+                else:
+                    starts.append(a)
+                    ends.append(b)
+                    values.append(v)
+        self._starts, self._ends, self._values = starts, ends, values
+
+    def get(self, point: int) -> T | None:
+        i = bisect.bisect_right(self._starts, point) - 1
+        if i >= 0 and point < self._ends[i]:
+            return self._values[i]
+        return None
 
 Callback = Callable[[bytes], None]
 
@@ -67,6 +116,8 @@ Chunk = Union[bytes, bytearray, mmap.mmap, "FileBuffer"]
 _SIGNATURE = b"\x50\xed\x55\xba\x01\x00\x10\x00"
 # Bytes read at a time when searching a section of a file on disk.
 _SEARCH_PIECE = 16 << 20
+# What zero runs are compared with, a piece at a time.
+_ZEROS = bytes(1 << 20)
 # Bytes kept behind the stream's head, so that requests for something just passed
 # (a string table right before the section headers) need no second pass.
 DEFAULT_WINDOW = 1 << 20
@@ -165,6 +216,26 @@ class Scan:
         A resident buffer is bytes, an mmap or a FileBuffer, whose slices are bytes: this is
         the hot path of walking a big file's containers."""
         return self._buf[start : start + length]  # type: ignore[return-value]
+
+    def find(self, sub: bytes, start: int, end: int) -> int:
+        """Offset of ``sub`` in [start, end) of a resident file, or -1."""
+        i: int = self._buf.find(sub, start, end)
+        return i
+
+    def zeros_from(self, start: int, end: int) -> int:
+        """Offset of the first non-zero byte in [start, end) of a resident file (``end``
+        when there is none), read in growing pieces compared with a block of zeros
+        (memcmp speed): alignment padding is usually under 256 bytes, and a gigabyte of
+        zeros takes a thousand reads, not a hundred million."""
+        at, piece = start, 256
+        while at < end:
+            stop = min(end, at + piece)
+            data = self._buf[at:stop]
+            if data != _ZEROS[: len(data)]:
+                return stop - len(data.lstrip(b"\0"))
+            at = stop
+            piece = min(piece * 4, len(_ZEROS))
+        return end
 
     def scan_now(self) -> None:
         """Run the signature scan over what is buffered (after enabling on_signature)."""
