@@ -139,8 +139,10 @@ class Binary:
     member: str | None = None  # for an ar member: its name in the archive
     # Host linkage
     needed: tuple[str, ...] = ()  # ELF DT_NEEDED / PE imported DLLs, in file order
-    rpath: tuple[str, ...] = ()  # ELF DT_RPATH entries (split on ':')
-    runpath: tuple[str, ...] = ()  # ELF DT_RUNPATH entries
+    # ELF DT_RPATH / DT_RUNPATH entries, split on ':' in file order; an empty entry is
+    # kept as "" (ld.so reads it as the working directory)
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
     soname: str | None = None
     exported: tuple[str, ...] = ()  # defined dynamic symbols / PE exports, once each
     # Device code

@@ -311,10 +311,12 @@ class ElfReader:
                 facts.needed.append(cstr(val))
             elif tag == DT_SONAME:
                 facts.soname = cstr(val)
+            # Empty entries are kept: ld.so searches the working directory for each
+            # ("$ORIGIN:" has two entries, glibc's fillin_rpath).
             elif tag == DT_RPATH:
-                facts.rpath.extend(p for p in cstr(val).split(":") if p)
+                facts.rpath.extend(cstr(val).split(":"))
             elif tag == DT_RUNPATH:
-                facts.runpath.extend(p for p in cstr(val).split(":") if p)
+                facts.runpath.extend(cstr(val).split(":"))
             elif tag == DT_FLAGS_1 and val & DF_1_PIE and facts.file_type == "shared":
                 facts.file_type = "executable"
         if self._dynsym_data is not None and strs:
