@@ -149,6 +149,17 @@ class Binary:
     containers: tuple[FatbinContainer, ...] = ()
     # Raw PTX file facts (format "ptx"): its .version and .target
     ptx_version: str | None = None
+    # Structures of the file that could not be read, one line each naming the structure
+    # and its offset (".nv_fatbin: bytes at 0x1234 are not a fatbin container"); the
+    # other facts were still read.  Empty for a file read whole.  docs/inspect.md says
+    # which problems are anomalies and which make the whole file unreadable (a Problem).
+    anomalies: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.anomalies:  # names read from hostile files: keep each one line
+            from cuwheel.errors import one_line
+
+            object.__setattr__(self, "anomalies", tuple(one_line(a) for a in self.anomalies))
 
     def entries(self, *, relocatable: bool | None = None) -> Iterator[FatbinEntry]:
         for c in self.containers:
