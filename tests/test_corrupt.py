@@ -1,6 +1,7 @@
 """Corrupt and hostile inputs: each gives a one-line Problem naming the file and what is
-wrong, the other inputs of the same inspect() call are still inventoried, nothing raises,
-and memory stays bounded.
+wrong (the file as a whole cannot be read) or a Binary with one-line anomalies naming
+the damaged structure (the rest of the file was read); the other inputs of the same
+inspect() call are still inventoried, nothing raises, and memory stays bounded.
 """
 
 from __future__ import annotations
@@ -80,6 +81,26 @@ def problems_of(src: Source, names: str) -> list[Problem]:
     return list(src.problems)
 
 
+def anomalies_of(src: Source) -> list[str]:
+    out = []
+    for b in src.binaries:
+        for a in b.anomalies:
+            assert a and a.strip() == a and a.isprintable(), a
+            assert "Traceback" not in a
+            out.append(a)
+    return out
+
+
+def issues_of(src: Source, names: str) -> list[str]:
+    """Problems (whole-file) and anomalies (per structure): silence is none of either."""
+    return [p.message for p in problems_of(src, names)] + anomalies_of(src)
+
+
+def where(b: Binary) -> str:
+    """A binary's member name in its wheel (an archive member: the archive's)."""
+    return (b.archive or b.path).split("!", 1)[1]
+
+
 def bad_file(tmp: Path, name: str, data: bytes) -> Path:
     p = tmp / name
     p.write_bytes(data)
@@ -151,7 +172,7 @@ def test_truncated_copies(name: str, tmp_path: Path) -> None:
     whole = cuwheel.inspect([BIN / name]).binaries
     data_end = _pe_data_end(BIN / name) if name.endswith(".dll") else len(data)
     for src, path in zip(inv.sources, targets, strict=False):
-        if problems_of(src, path.name):
+        if issues_of(src, path.name):
             continue
         # Silence is only right when the cut lost nothing: in a PE image, the alignment
         # padding after the last section's data (past min(VirtualSize, SizeOfRawData));
@@ -193,11 +214,16 @@ def test_truncated_members_of_a_streamed_wheel(
     assert_good_still_read(inv)
     src = inv.sources[0]
     probs = problems_of(src, "!lib/cut")
+    anomalies_of(src)
     data_end = _pe_data_end(BIN / name) if name.endswith(".dll") else len(data)
     lossy = {m for m, d in members.items() if "cut" in m and len(d) < data_end}
-    assert {p.path.split("!", 1)[1] for p in probs} == lossy
-    assert [b.path.split("!", 1)[1] for b in src.binaries] == [
-        m for m in members if m not in lossy]
+    unreadable = {p.path.split("!", 1)[1] for p in probs}
+    damaged = {where(b) for b in src.binaries if b.anomalies}
+    assert unreadable | damaged == lossy and not unreadable & damaged
+    # (a cut PE keeps its headers: what it lost are section bytes, anomalies of the DLL)
+    assert unreadable == (lossy if not name.endswith(".dll") else unreadable)
+    assert list(dict.fromkeys(where(b) for b in src.binaries)) == [
+        m for m in members if m not in unreadable]
 
 
 # ---------------------------------------------------------------------------- lying sizes
@@ -244,9 +270,21 @@ def test_lying_container_and_entry_sizes(name: str, tmp_path: Path) -> None:
     inv = inspect(*targets)
     assert_good_still_read(inv)
     silent = []
+    whole = {c.offset for b in cuwheel.inspect([BIN / name]).binaries for c in b.containers}
+    starts = [s for s, _, _ in containers_of((BIN / name).read_bytes())]
     for src, path in zip(inv.sources, targets, strict=False):
-        if not problems_of(src, path.name):
+        if not issues_of(src, path.name):
             silent.append(path.name)
+        if name.endswith(".fatbin"):  # its one container is the file: unreadable
+            assert src.problems and not src.binaries
+            continue
+        # A damaged container is an anomaly of its binary (not a Problem of the file),
+        # and every other container is still read.
+        assert src.problems == (), path.name
+        assert anomalies_of(src), path.name
+        lied = starts[int(path.name[1 : path.name.index("-")].split("e")[0])]
+        kept = {c.offset for b in src.binaries for c in b.containers}
+        assert whole - {lied} <= kept, path.name
     assert silent == []
 
 
@@ -259,9 +297,11 @@ def test_lying_sizes_in_a_streamed_wheel(tmp_path: Path, monkeypatch: pytest.Mon
     inv = inspect(wheelfactory.make_wheel(tmp_path, members))
     assert_good_still_read(inv)
     src = inv.sources[0]
-    named = {p.path.split("!", 1)[1] for p in problems_of(src, "!lib/")}
+    problems_of(src, "!lib/")
+    named = {where(b) for b in src.binaries if b.anomalies}
+    assert src.problems == ()  # the damage is in a container: an anomaly of the library
     assert named == {m for m in members if m != "lib/whole.so"}
-    assert [b.path.split("!", 1)[1] for b in src.binaries] == ["lib/whole.so"]
+    assert [where(b) for b in src.binaries if not b.anomalies] == ["lib/whole.so"]
 
 
 # ------------------------------------- compressed payloads larger than their declared size
@@ -312,9 +352,15 @@ def test_payload_inflating_beyond_declared_size(name: str, extra: int, tmp_path:
     finally:
         tracemalloc.stop()
     assert_good_still_read(inv)
-    probs = problems_of(inv.sources[0], bad.name)
-    assert probs and inv.sources[0].binaries == ()
-    assert any(w in probs[0].message for w in ("LZ4", "zstd")), probs[0]
+    src = inv.sources[0]
+    if suffix.endswith(".fatbin"):  # a raw fatbin of that one container: unreadable
+        (p,) = problems_of(src, bad.name)
+        assert src.binaries == ()
+        message = p.message
+    else:  # the bomb is one container of the library: an anomaly, the rest is read
+        assert problems_of(src, bad.name) == [] and src.binaries
+        message = anomalies_of(src)[0]
+    assert any(w in message for w in ("LZ4", "zstd")), message
     assert peak < (16 << 20)
 
 
@@ -334,8 +380,9 @@ def test_payload_bomb_every_payload_mode(payload: str, extra: int, tmp_path: Pat
     assert peak < (16 << 20)
     if payload == "none":  # headers only: the payload is never decoded, so never judged
         assert inv.sources[0].problems == () and inv.sources[0].binaries
+        assert anomalies_of(inv.sources[0]) == []
     else:
-        assert problems_of(inv.sources[0], bad.name)
+        assert issues_of(inv.sources[0], bad.name)
 
 
 # ---------------------------------------------------------------------------- zip bombs

@@ -430,8 +430,9 @@ def check_against_readelf(b: Binary, path: Path) -> None:
     dyn = readelf_dynamic(path)
     assert list(b.needed) == dyn["NEEDED"]
     assert b.soname == (dyn["SONAME"][0] if dyn["SONAME"] else None)
-    assert list(b.rpath) == [p for v in dyn["RPATH"] for p in v.split(":") if p]
-    assert list(b.runpath) == [p for v in dyn["RUNPATH"] for p in v.split(":") if p]
+    # every entry, empty ones included (ld.so reads "" as the working directory)
+    assert list(b.rpath) == [p for v in dyn["RPATH"] for p in v.split(":")]
+    assert list(b.runpath) == [p for v in dyn["RUNPATH"] for p in v.split(":")]
     assert set(b.exported) == readelf_defined_dynsyms(path)
 
 
@@ -462,7 +463,7 @@ def test_rpath_runpath_soname_equal_readelf(dtags: str, tmp_path: Path) -> None:
     check_against_readelf(b, so)
     assert b.soname == "libcwx.so.1"
     assert {"cw_a", "cw_b", "cw_w"} <= set(b.exported) and "hidden" not in b.exported
-    paths = ["$ORIGIN/../lib", "/opt/a", "/opt/b"]
+    paths = ["$ORIGIN/../lib", "/opt/a", "", "/opt/b"]  # "::" is an empty entry: kept
     assert (b.rpath, b.runpath) == ((tuple(paths), ()) if "disable" in dtags else
                                     ((), tuple(paths)))
     assert "libm.so.6" in b.needed

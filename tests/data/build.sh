@@ -51,6 +51,16 @@ so g80.so       -G -arch=sm_80 "$SRC/k.cu"
 "$NVCC" "${SO[@]}" tu1.o tu2.o -o "$BIN/two_tu.so"
 strip --strip-unneeded "$BIN/two_tu.so"
 
+# ---- NVIDIA's aarch64 layout: .nv_fatbin input sections aligned to 256 -------------------
+# (real aarch64 libraries such as libcurand.so.10 have .nv_fatbin Al 256, so the linker puts
+# zero bytes between one TU's container and the next; here 64 of them before tu2's)
+"$NVCC" -Xcompiler -fPIC -c -arch=sm_80 "$SRC/tu1.cu" -o a256_tu1.o
+"$NVCC" -Xcompiler -fPIC -c -gencode arch=compute_90,code=sm_90 "$SRC/tu2.cu" -o a256_tu2.o
+objcopy --set-section-alignment .nv_fatbin=256 a256_tu1.o
+objcopy --set-section-alignment .nv_fatbin=256 a256_tu2.o
+"$NVCC" "${SO[@]}" a256_tu1.o a256_tu2.o -o "$BIN/align256.so"
+strip --strip-unneeded "$BIN/align256.so"
+
 # ---- relocatable device code ------------------------------------------------------------
 # compile first so that the archive members are called rdc_a.o / rdc_b.o (not tmpxft_<pid>_...)
 "$NVCC" -rdc=true -arch=sm_80 -Xcompiler -fPIC -c "$SRC/rdc_a.cu" -o rdc_a.o

@@ -57,7 +57,13 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(inv, full=args.all))
     for problem in inv.problems:
         print(f"cuwheel: error: {problem}", file=sys.stderr)
-    return 2 if inv.problems else 0
+    damaged = [b for b in inv.binaries if b.anomalies]
+    for b in damaged:
+        for a in b.anomalies:
+            print(f"cuwheel: warning: {b.path}: {a}", file=sys.stderr)
+    # Something could not be read (a file, or a structure of one): the inventory is
+    # incomplete, exit 2 as for an unreadable file.
+    return 2 if inv.problems or damaged else 0
 
 
 class _progress:

@@ -139,14 +139,27 @@ class Binary:
     member: str | None = None  # for an ar member: its name in the archive
     # Host linkage
     needed: tuple[str, ...] = ()  # ELF DT_NEEDED / PE imported DLLs, in file order
-    rpath: tuple[str, ...] = ()  # ELF DT_RPATH entries (split on ':')
-    runpath: tuple[str, ...] = ()  # ELF DT_RUNPATH entries
+    # ELF DT_RPATH / DT_RUNPATH entries, split on ':' in file order; an empty entry is
+    # kept as "" (ld.so reads it as the working directory)
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
     soname: str | None = None
     exported: tuple[str, ...] = ()  # defined dynamic symbols / PE exports, once each
     # Device code
     containers: tuple[FatbinContainer, ...] = ()
     # Raw PTX file facts (format "ptx"): its .version and .target
     ptx_version: str | None = None
+    # Structures of the file that could not be read, one line each naming the structure
+    # and its offset (".nv_fatbin: bytes at 0x1234 are not a fatbin container"); the
+    # other facts were still read.  Empty for a file read whole.  docs/inspect.md says
+    # which problems are anomalies and which make the whole file unreadable (a Problem).
+    anomalies: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.anomalies:  # names read from hostile files: keep each one line
+            from cuwheel.errors import one_line
+
+            object.__setattr__(self, "anomalies", tuple(one_line(a) for a in self.anomalies))
 
     def entries(self, *, relocatable: bool | None = None) -> Iterator[FatbinEntry]:
         for c in self.containers:

@@ -6,14 +6,16 @@ Formats: host ELF (shared object, executable, relocatable object), PE/COFF image
 
 from __future__ import annotations
 
+import bisect
 import struct
 from collections.abc import Callable, Iterator
 
-from cuwheel.errors import InputError, Malformed
+from cuwheel.errors import InputError, Malformed, StreamError
 from cuwheel.model.arch import Arch, Variant
 from cuwheel.model.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
 from cuwheel.read.ar import AR_MAGIC, ArReader
 from cuwheel.read.containers import (
+    Candidate,
     ContainerCollector,
     Region,
     assign_containers,
@@ -24,7 +26,7 @@ from cuwheel.read.elf import ElfReader
 from cuwheel.read.fatbin import CONTAINER_MAGIC
 from cuwheel.read.pe import PeReader
 from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header
-from cuwheel.read.stream import Chunk, Scan, StreamError
+from cuwheel.read.stream import Anomalies, Chunk, NameBudget, Scan
 
 __all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
 
@@ -83,6 +85,7 @@ def _run(
         # what a stream search finds inside sections that are not searched).
         for start, end in _gaps(found, scan.size):
             collector.search_region(Region("", start, end, False, False))
+        collector.measure_padding([r for r in found if r.device_code])
         scan.serve()
         scan.finish()
         # Run the source to its end: a wheel member checks its size and CRC there (and
@@ -137,11 +140,13 @@ def read_binary(
     *,
     payload: str = "sample",
 ) -> list[Binary]:
-    """Read one file of a known ``kind`` (from ``sniff``); raises InputError if corrupt.
+    """Read one file of a known ``kind`` (from ``sniff``).
 
-    ``open_chunks`` returns a fresh iterator over the file's bytes each time it is
-    called (a second pass is rare and stops early).  An archive gives one Binary per
-    ELF member.
+    Raises InputError when the file as a whole cannot be read (its own header or
+    table); a damaged structure inside it is recorded in ``Binary.anomalies`` and the
+    rest is kept (docs/inspect.md, "Anomalies").  ``open_chunks`` returns a fresh
+    iterator over the file's bytes each time it is called (a second pass is rare and
+    stops early).  An archive gives one Binary per ELF member.
     """
     try:
         try:
@@ -152,7 +157,7 @@ def read_binary(
         raise
     except Malformed as exc:
         raise InputError(path, str(exc)) from None
-    except (struct.error, IndexError, ValueError) as exc:
+    except (struct.error, IndexError, KeyError, OverflowError, ValueError) as exc:
         raise InputError(path, f"malformed ({exc})") from None
 
 
@@ -169,37 +174,45 @@ def _read(
         return [_read_raw_device(path, size, open_chunks, kind)]
     scan = Scan(size)
     collector = ContainerCollector(scan, payload=payload, skip_known=skip_known)
+    budget = NameBudget()  # names decoded, over the whole file
     if kind == "elf":
-        elf = ElfReader(scan, 0, size, skip_code=skip_code)
+        notes = Anomalies()
+        elf = ElfReader(scan, 0, size, skip_code=skip_code, anomalies=notes, budget=budget)
         _run(scan, open_chunks, collector, lambda: elf.facts.sections)
         facts = elf.finish()
         containers, problems = assign_containers(
             collector.candidates, facts.sections, wrappers=facts.wrappers
         )
-        _raise_first(path, problems)
+        _check_skips(collector.candidates, containers)
+        for p in problems:
+            notes.add(p)
         return [
             Binary(
                 path=path,
                 format="elf",
                 size=size,
-                file_type=facts.file_type,
-                machine=facts.machine,
+                file_type=facts.file_type or None,
+                machine=facts.machine or None,
                 needed=tuple(facts.needed),
                 rpath=tuple(facts.rpath),
                 runpath=tuple(facts.runpath),
                 soname=facts.soname,
                 exported=tuple(facts.exported),
                 containers=tuple(containers),
+                anomalies=notes.result(),
             )
         ]
     if kind == "pe":
-        pe = PeReader(scan, 0, size, skip_code=skip_code)
+        notes = Anomalies()
+        pe = PeReader(scan, 0, size, skip_code=skip_code, anomalies=notes, budget=budget)
         _run(scan, open_chunks, collector, lambda: pe.facts.sections)
         pfacts = pe.finish()
         containers, problems = assign_containers(
             collector.candidates, pfacts.sections, wrappers=pfacts.wrappers
         )
-        _raise_first(path, problems)
+        _check_skips(collector.candidates, containers)
+        for p in problems:
+            notes.add(p)
         return [
             Binary(
                 path=path,
@@ -210,48 +223,68 @@ def _read(
                 needed=tuple(pfacts.needed),
                 exported=tuple(pfacts.exported),
                 containers=tuple(containers),
+                anomalies=notes.result(),
             )
         ]
     if kind == "ar":
         members: list[tuple[str, int, int, ElfReader]] = []
 
-        def on_member(name: str, start: int, length: int) -> None:
-            members.append((name, start, length, ElfReader(scan, start, length, head=False,
-                                                           lenient=True)))
+        def on_member(name: str, start: int, length: int, problem: str | None) -> None:
+            if length < 52:  # shorter than any ELF header: not an object, no reader
+                return
+            mnotes = Anomalies()
+            if problem is not None:
+                mnotes.add(problem)
+            members.append((name, start, length,
+                            ElfReader(scan, start, length, head=False, lenient=True,
+                                      member=True, anomalies=mnotes, budget=budget)))
 
-        ArReader(scan, size, on_member)
+        ArReader(scan, size, on_member, budget)
         _run(scan, open_chunks, collector,
              lambda: [r for m in members if m[3].is_elf for r in m[3].facts.sections])
         out = []
+        offsets = sorted(collector.candidates)
+        kept_all: list[FatbinContainer] = []
         for name, start, length, reader in members:
             if not reader.is_elf:
                 continue
             mfacts = reader.finish()
-            mine = {o: c for o, c in collector.candidates.items() if start <= o < start + length}
-            containers, problems = assign_containers(mine, mfacts.sections, where=f"{name}: ")
-            _raise_first(path, problems)
+            lo = bisect.bisect_left(offsets, start)
+            hi = bisect.bisect_left(offsets, start + length)
+            mine = {o: collector.candidates[o] for o in offsets[lo:hi]}
+            containers, problems = assign_containers(mine, mfacts.sections)
+            kept_all += containers
+            for p in problems:
+                reader.anomalies.add(p)
             out.append(
                 Binary(
                     path=f"{path}({name})",
                     format="elf",
                     size=length,
-                    file_type=mfacts.file_type,
-                    machine=mfacts.machine,
+                    file_type=mfacts.file_type or None,
+                    machine=mfacts.machine or None,
                     archive=path,
                     member=name,
                     needed=tuple(mfacts.needed),
                     exported=tuple(mfacts.exported),
                     containers=tuple(containers),
+                    anomalies=reader.anomalies.result(),
                 )
             )
+        _check_skips(collector.candidates, kept_all)
         return out
     if kind == "fatbin":
         whole = Region("fatbin", 0, size, device_code=True, relocatable=False)
         _run(scan, open_chunks, collector, lambda: [whole])
         containers, problems = assign_containers(collector.candidates, [whole])
-        _raise_first(path, [p.replace("fatbin container", "container", 1) for p in problems])
-        if not containers:  # shorter than one container header, or its tail is junk
+        _check_skips(collector.candidates, containers)
+        problems = [p.replace("fatbin container", "container", 1) for p in problems]
+        if not containers:  # no container could be read: nothing of the file is
+            _raise_first(path, problems)
             raise InputError(path, f"no complete fatbin container in its {size} bytes")
+        notes = Anomalies()
+        for p in problems:
+            notes.add(p)
         return [
             Binary(
                 path=path,
@@ -262,9 +295,21 @@ def _read(
                     FatbinContainer(c.offset, c.size, None, False, False, c.entries)
                     for c in containers
                 ),
+                anomalies=notes.result(),
             )
         ]
     raise InputError(path, f"unsupported file kind {kind!r}")
+
+
+def _check_skips(candidates: dict[int, Candidate], kept: list[FatbinContainer]) -> None:
+    """A streamed file skipped the search of each container's extent as soon as its header
+    was read; that is safe only for containers that were kept (one dropped, e.g. for
+    running past its section, may hide others that a read from disk finds)."""
+    skipped = [c.offset for c in candidates.values() if c.skipped]
+    if skipped:
+        offsets = {c.offset for c in kept}
+        if any(o not in offsets for o in skipped):
+            raise _Reread
 
 
 def _raise_first(path: str, problems: list[str]) -> None:

@@ -9,6 +9,7 @@ corrupt), candidates elsewhere that do not validate are just bytes that look ali
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -25,7 +26,7 @@ from cuwheel.read.fatbin import (
     parse_container_header,
     parse_entry_header,
 )
-from cuwheel.read.stream import Scan
+from cuwheel.read.stream import RangeMap, Scan
 
 __all__ = ["Candidate", "ContainerCollector", "Region", "assign_containers"]
 
@@ -42,6 +43,14 @@ MAX_CUBIN = 256 << 20
 # hostile file cannot make the inventory itself exhaust memory.
 MAX_CANDIDATES = 1_000_000
 MAX_ENTRIES = 2_000_000
+# Zero bytes between containers are alignment padding when the run is shorter than the
+# section's alignment (Region.pad): nvcc's own objects align .nv_fatbin to 8 (pads under
+# 16 bytes), NVIDIA's aarch64 libraries to 256 (libcurand.so.10 10.4.0.35: 10 pads of 8 to
+# 240 bytes).  No alignment above PAD_LIMIT is believed.  After a section's last container
+# only a pad under TAIL_PAD bytes is allowed: the linker ends a section with its last
+# input, so a longer tail is not padding.
+PAD_LIMIT = 4096
+TAIL_PAD = 16
 
 
 @dataclass
@@ -55,6 +64,11 @@ class Candidate:
     decodes: int = 0
     index: int = 0  # order among the candidates found
     skipped: bool = False  # its extent was left out of the signature search
+    # Zero bytes right before the container (counted up to PAD_LIMIT) and right after its
+    # end (up to TAIL_PAD); -1 until measured.  Measured the same way whether the file is
+    # resident or streamed, so both ways of reading judge a gap alike.
+    lead_zeros: int = -1
+    trail_zeros: int = -1
 
     @property
     def valid(self) -> bool:
@@ -72,6 +86,9 @@ class Region:
     relocatable: bool  # __nv_relfatbin / __nv_rel
     # Worth a signature search: allocated, initialised, non-executable data.
     searchable: bool = False
+    # A zero run between two containers shorter than this is alignment padding (ELF:
+    # sh_addralign, at least 16, at most PAD_LIMIT).
+    pad: int = 16
 
 
 class ContainerCollector:
@@ -85,25 +102,36 @@ class ContainerCollector:
         self.candidates: dict[int, Candidate] = {}
         self.entries = 0
         self.skip_known = skip_known
+        self._last_hit = -PAD_LIMIT
 
     def walk_region(self, region: Region) -> None:
-        """Follow the container chain of a device-code section of a resident file."""
+        """Follow the container chain of a device-code section of a resident file.
+
+        Zero padding is stepped over in one read per run (``Scan.zeros_from``).  Bytes
+        that are no container, or a container that does not validate, do not end the
+        walk: it goes on from the next signature in the section, so one damaged
+        container loses only itself (assign_containers reports what was not tiled)."""
         at, end = region.start, region.end
-        peek = self.scan.peek
-        while at + 16 <= end:
-            head = peek(at, 8)
+        scan = self.scan
+        while at + CONTAINER_HEADER_SIZE <= end:
+            head = scan.peek(at, 8)
             if head == CONTAINER_SIGNATURE:
                 cand = self._candidate(at)
-                if cand is None:
-                    return
-                self._read_resident(cand)
-                if not cand.valid:
-                    return  # assign_containers reports the section
-                at = cand.end
-            elif head == bytes(8):
-                at += 8  # zero padding that aligns containers (binary-formats.md 1.6)
-            else:
-                return  # not a container: assign_containers reports the section
+                if cand is not None:
+                    self._read_resident(cand)
+                else:
+                    cand = self.candidates[at]
+                if cand.valid:
+                    at = cand.end
+                    continue
+                at += 8
+            elif head[:1] == b"\0":
+                at = scan.zeros_from(at, end)
+                continue
+            nxt = scan.find(CONTAINER_SIGNATURE, at, end)
+            if nxt < 0:
+                return
+            at = nxt
 
     def search_region(self, region: Region) -> None:
         """Look for containers anywhere in a data section of a resident file."""
@@ -111,6 +139,23 @@ class ContainerCollector:
             cand = self._candidate(hit)
             if cand is not None:
                 self._read_resident(cand)
+
+    def measure_padding(self, regions: list[Region]) -> None:
+        """Count the zeros around each candidate in a device-code section of a resident
+        file (a streamed file has them counted as it passes, in on_signature)."""
+        offsets = sorted(self.candidates)
+        peek, size = self.scan.peek, self.scan.size
+        for region in regions:
+            lo = bisect.bisect_left(offsets, region.start)
+            hi = bisect.bisect_left(offsets, region.end)
+            for off in offsets[lo:hi]:
+                cand = self.candidates[off]
+                if cand.lead_zeros < 0:
+                    before = peek(max(0, off - PAD_LIMIT), min(off, PAD_LIMIT))
+                    cand.lead_zeros = len(before) - len(before.rstrip(b"\0"))
+                if cand.trail_zeros < 0 and cand.end:
+                    after = peek(cand.end, max(0, min(TAIL_PAD, size - cand.end)))
+                    cand.trail_zeros = len(after) - len(after.lstrip(b"\0"))
 
     def _candidate(self, offset: int) -> Candidate | None:
         if offset in self.candidates:
@@ -152,6 +197,16 @@ class ContainerCollector:
         cand = self._candidate(offset)
         if cand is None:
             return
+        # The zeros before it, counted back to PAD_LIMIT bytes but not past the previous
+        # signature seen (its byte 6, 0x10, is not zero): the bytes just went by, so they
+        # are still in the window, and the requests of all candidates add up to no more
+        # than the file.
+        floor = max(0, offset - PAD_LIMIT, self._last_hit + 7)
+        self._last_hit = offset
+        if floor < offset:
+            self.scan.request(floor, offset - floor, lambda b: _count_lead(cand, b))
+        else:
+            cand.lead_zeros = 0
         if offset + CONTAINER_HEADER_SIZE > self.scan.size:
             cand.error = "truncated container header"
             return
@@ -176,6 +231,11 @@ class ContainerCollector:
             cand.skipped = True
             self.scan.skip_known.append((cand.offset + CONTAINER_HEADER_SIZE, cand.end))
         if walk:
+            tail = min(TAIL_PAD, self.scan.size - cand.end)
+            if tail > 0:
+                self.scan.request(cand.end, tail, lambda b: _count_trail(cand, b))
+            else:
+                cand.trail_zeros = 0
             self._next_entry(cand, cand.offset + CONTAINER_HEADER_SIZE)
 
     def _next_entry(self, cand: Candidate, at: int) -> None:
@@ -254,6 +314,14 @@ class ContainerCollector:
         )
 
 
+def _count_lead(cand: Candidate, data: bytes) -> None:
+    cand.lead_zeros = len(data) - len(data.rstrip(b"\0"))
+
+
+def _count_trail(cand: Candidate, data: bytes) -> None:
+    cand.trail_zeros = len(data) - len(data.lstrip(b"\0"))
+
+
 def unsafe_skips(candidates: dict[int, Candidate]) -> bool:
     """Whether a skipped extent belonged to a candidate that did not validate."""
     return any(c.skipped and not c.valid for c in candidates.values())
@@ -269,44 +337,55 @@ def assign_containers(
     """Keep valid, non-overlapping containers and name the section of each.
 
     Returns the containers in file order and the problems found in device-code
-    sections (a corrupt container there, or bytes that are no container).
+    sections (a corrupt container there, or bytes that are no container).  A candidate's
+    section is found by bisection (the first section in table order that holds it), and
+    each section's tiling is checked over its own containers only: n log n in all.
     """
     problems: list[str] = []
     kept: list[tuple[Candidate, Region | None]] = []
+    lookup = RangeMap((r.start, r.end, i) for i, r in enumerate(regions))
+    tiles: dict[int, list[Candidate]] = {}  # device-code section -> its kept containers
+    broken: dict[int, list[int]] = {}  # device-code section -> offsets of bad candidates
     last_end = -1
     for off in sorted(candidates):
         cand = candidates[off]
         if off < last_end:
             continue  # inside a container already kept (e.g. in a stored payload)
-        region = next((r for r in regions if r.start <= off < r.end), None)
+        found = lookup.get(off)
+        ri = -1 if found is None else found
+        region = regions[ri] if ri >= 0 else None
         if region is not None and not (region.device_code or region.searchable):
             continue  # code or toolchain tables: not searched when the file is on disk
         if cand.valid and (region is None or cand.end <= region.end):
             kept.append((cand, region))
             last_end = cand.end
+            if region is not None and region.device_code:
+                tiles.setdefault(ri, []).append(cand)
         elif region is not None and region.device_code:
             reason = cand.error or f"container runs past the end of {region.name}"
             problems.append(f"{where}{region.name} container at 0x{off:x}: {reason}")
-    # Device-code sections must be tiled by containers, allowing the zero pads that keep
-    # containers 8- or 16-aligned (binary-formats.md 1.6).
-    for region in regions:
+            broken.setdefault(ri, []).append(off)
+    # Device-code sections must be tiled by containers, allowing the zero pads that align
+    # them (Region.pad; binary-formats.md 1.6).  A gap that holds a bad candidate was
+    # reported with it.
+    for ri, region in enumerate(regions):
         if not region.device_code:
             continue
+        mine = tiles.get(ri, [])
+        bad = broken.get(ri, [])
         cursor = region.start
-        for cand, r in kept:
-            if r is not region:
-                continue
-            if cand.offset - cursor >= 16:
-                problems.append(
-                    f"{where}{region.name}: bytes at 0x{cursor:x} are not a fatbin container"
-                )
-            cursor = cand.end
-        if region.end - cursor >= 16 and not any(
-            region.start <= o < region.end and not candidates[o].valid for o in candidates
-        ):
-            problems.append(
-                f"{where}{region.name}: bytes at 0x{cursor:x} are not a fatbin container"
-            )
+        prev: Candidate | None = None
+        following: list[Candidate | None] = [*mine, None]
+        for tile in following:
+            nxt = tile.offset if tile is not None else region.end
+            gap = nxt - cursor
+            if gap > 0 and not _holds(bad, cursor, nxt):
+                problem = _judge_gap(region, gap, tile, prev)
+                if problem:
+                    problems.append(f"{where}{region.name}: {problem.format(cursor)}")
+            if tile is not None:
+                cursor = tile.end
+                prev = tile
     containers = [
         FatbinContainer(
             offset=cand.offset,
@@ -322,3 +401,28 @@ def assign_containers(
         for cand, region in kept
     ]
     return containers, problems
+
+
+def _judge_gap(
+    region: Region, gap: int, nxt: Candidate | None, prev: Candidate | None
+) -> str | None:
+    """What is wrong with ``gap`` bytes of a device-code section before container ``nxt``
+    (None: the section's end) after ``prev`` (None: the section's start); None if they
+    are padding.  The message has ``{:x}`` for the gap's offset."""
+    if nxt is None and prev is None:  # no container at all: nothing was measured
+        return "bytes at 0x{:x} are not a fatbin container" if gap >= TAIL_PAD else None
+    if nxt is not None:
+        zeros, limit = nxt.lead_zeros, region.pad
+    else:
+        zeros, limit = prev.trail_zeros, TAIL_PAD  # type: ignore[union-attr]
+    if gap > zeros:
+        return "bytes at 0x{:x} are not a fatbin container"
+    if gap >= limit:
+        return f"{gap} zero bytes at 0x{{:x}} are more than alignment padding (under {limit})"
+    return None
+
+
+def _holds(offsets: list[int], start: int, end: int) -> bool:
+    """Whether the sorted ``offsets`` has one in [start, end)."""
+    i = bisect.bisect_left(offsets, start)
+    return i < len(offsets) and offsets[i] < end

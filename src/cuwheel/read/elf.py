@@ -9,13 +9,20 @@ the few structures needed are decoded here; tests compare the results with reade
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cuwheel.errors import ElfError
-from cuwheel.read.containers import Region
-from cuwheel.read.stream import Scan
+from cuwheel.errors import ElfError, StreamError
+from cuwheel.read.containers import PAD_LIMIT, Region
+from cuwheel.read.stream import (
+    Anomalies,
+    NameBudget,
+    RangeMap,
+    Scan,
+    StringTable,
+)
 
-__all__ = ["DEVICE_SECTIONS", "ELF_MACHINES", "ElfFacts", "ElfReader"]
+__all__ = ["DEVICE_SECTIONS", "ELF_MACHINES", "ElfError", "ElfFacts", "ElfReader"]
 
 ELF_MACHINES = {
     3: "i386",
@@ -32,7 +39,8 @@ _TYPES = {1: "object", 2: "executable", 3: "shared", 4: "core"}
 DEVICE_SECTIONS = {".nv_fatbin": False, "__nv_relfatbin": True}
 
 PT_LOAD, PT_DYNAMIC = 1, 2
-SHT_DYNSYM = 11
+SHT_DYNSYM, SHT_NOBITS = 11, 8
+SHN_XINDEX = 0xFFFF
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
 # A position-independent executable is ET_DYN; readelf tells it by this flag, and so do we.
 DT_FLAGS_1, DF_1_PIE = 0x6FFFFFFB, 0x08000000
@@ -55,6 +63,13 @@ NOT_DATA_SECTIONS = (
     ".ctors",
     ".dtors",
 )
+# Budgets per binary, far above real libraries (libtorch_cuda.so: 75k dynamic symbols,
+# about 20 DT_NEEDED, 1 RUNPATH of 3 entries); what is beyond is not read, an anomaly.
+MAX_DYNAMIC = 1_000_000  # PT_DYNAMIC entries before DT_NULL
+MAX_NEEDED = 10_000
+MAX_PATH_ENTRIES = 10_000  # RPATH + RUNPATH entries, after the split on ':'
+MAX_PATH_LIST = 64 << 10  # one DT_RPATH / DT_RUNPATH string
+MAX_SYMBOLS = 2_000_000  # defined dynamic symbols
 # At most this much of the writable segments is kept for the fatbin wrapper records.
 MAX_RW_KEPT = 64 << 20
 WRAPPER_MAGIC = 0x466243B1  # .nvFatBinSegment record (binary-formats.md 1.2)
@@ -77,7 +92,15 @@ class ElfFacts:
 
 
 class ElfReader:
-    """Requests what it needs from ``scan`` for the ELF image at [base, base + size)."""
+    """Requests what it needs from ``scan`` for the ELF image at [base, base + size).
+
+    The ELF header and the section header table are the file's own: when they cannot be
+    read the file is unreadable (ElfError).  Every other structure (program headers, the
+    dynamic section and its strings, the section names, .dynsym, a section's bytes) is
+    read on its own: a damaged one is recorded in ``anomalies`` and the rest is kept.  In
+    an archive member (``member``) even the header's problems are anomalies of the member,
+    so that one bad object does not lose the archive.
+    """
 
     def __init__(
         self,
@@ -88,36 +111,76 @@ class ElfReader:
         head: bool = True,
         lenient: bool = False,
         skip_code: bool = False,
+        member: bool = False,
+        anomalies: Anomalies | None = None,
+        budget: NameBudget | None = None,
     ) -> None:
         self.scan = scan
         self.base = base
         self.size = size
         self.facts = ElfFacts()
         self.is_elf = True
+        self.anomalies = Anomalies() if anomalies is None else anomalies
+        self.budget = NameBudget() if budget is None else budget
         self._lenient = lenient
+        self._member = member
+        self._unit = "member" if member else "file"
         self._skip_code = skip_code
         self._head: bytes = b""
         self._want_head = head and size > 64
-        self._loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
-        self._dynamic: list[tuple[int, int]] = []
+        self._cls = 2
+        self._loads: RangeMap[tuple[int, int]] = RangeMap(())  # vaddr -> (vaddr, offset)
+        self._needed: list[int] = []  # string offsets, in file order
+        self._paths: list[tuple[int, int]] = []  # (DT_RPATH / DT_RUNPATH, string offset)
+        self._soname: int | None = None
+        self._pie = False
+        self._named_dynamic = False  # any entry that names a string
         self._dynstr: bytes | None = None
         self._dynsym_data: bytes | None = None
-        self._shdrs: list[tuple[int, int, int, int, int, int]] = []
+        self._shdrs: list[tuple[int, int, int, int, int, int, int]] = []
         self._rw: list[tuple[int, bytes]] = []  # writable segments kept while streaming
         self._wrapper_section: tuple[int, int] | None = None
         self._wrapper_bytes: bytes | None = None
-        scan.request(base, min(size, 64), self._ehdr)
+        self._get(0, min(size, 64), self._ehdr)
 
     # Offsets below are relative to the image; _get adds the base.
-    def _get(self, off: int, length: int, cb: object) -> None:
+    def _get(self, off: int, length: int, cb: Callable[[bytes], None],
+             what: str | None = None) -> None:
+        """Ask for [off, off + length) of the image.  ``what`` names a structure read on
+        its own (a failure is an anomaly); None is the file's own header tables."""
+        problem = None
         if off < 0 or length < 0 or off + length > self.size:
-            raise ElfError(f"ELF structure at 0x{off:x}+0x{length:x} lies outside the file")
-        if length > MAX_TABLE:
-            raise ElfError(f"ELF table of {length} bytes is implausibly large")
-        if self._head and off + length <= len(self._head):
-            cb(self._head[off : off + length])  # type: ignore[operator]
+            problem = (f"{what or 'ELF structure'} at 0x{off:x}+0x{length:x} lies outside "
+                       f"the {self._unit}")
+        elif length > MAX_TABLE:
+            problem = f"{what or 'ELF table'} of {length} bytes is implausibly large"
+        if problem is not None:
+            self._fail(problem, what)
             return
-        self.scan.request(self.base + off, length, cb)  # type: ignore[arg-type]
+        if what is not None or self._member:
+            cb = self._guarded(cb, what)
+        if self._head and off + length <= len(self._head):
+            cb(self._head[off : off + length])
+            return
+        self.scan.request(self.base + off, length, cb)
+
+    def _fail(self, problem: str, what: str | None) -> None:
+        if what is None and not self._member:
+            raise ElfError(problem)
+        self.anomalies.add(problem)
+
+    def _guarded(self, cb: Callable[[bytes], None], what: str | None) -> Callable[[bytes], None]:
+        def run(data: bytes) -> None:
+            try:
+                cb(data)
+            except StreamError:
+                raise  # the file's own limits (the request budget) end the whole read
+            except ElfError as exc:
+                self.anomalies.add(str(exc))
+            except (struct.error, ValueError, IndexError) as exc:
+                self.anomalies.add(f"{what or 'ELF header'}: malformed ({exc})")
+
+        return run
 
     def _ehdr(self, data: bytes) -> None:
         if len(data) < 52 or data[:4] != b"\x7fELF":
@@ -129,6 +192,8 @@ class ElfReader:
         if enc != 1:
             raise ElfError("big-endian ELF is not supported")
         if cls == 2:
+            if len(data) < 64:
+                raise ElfError("truncated ELF header")
             self._w, self._phsz, self._shsz = "Q", 56, 64
             (e_type, e_machine, _v, _entry, phoff, shoff, _flags, _ehsize, phentsize, phnum,
              shentsize, shnum, shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", data, 16)
@@ -146,11 +211,14 @@ class ElfReader:
             self._get(0, min(self.size, HEAD_BYTES), self._take_head)
         if phnum:
             if phentsize != self._phsz:
-                raise ElfError(f"program header size {phentsize} is not {self._phsz}")
-            self._get(phoff, phnum * phentsize, self._phdrs)
+                self.anomalies.add(f"program header size {phentsize} is not {self._phsz}: "
+                                   "the program headers are not read")
+            else:
+                self._get(phoff, phnum * phentsize, self._phdrs, "program headers")
         if shnum:
             if shentsize != self._shsz:
-                raise ElfError(f"section header size {shentsize} is not {self._shsz}")
+                self._fail(f"section header size {shentsize} is not {self._shsz}", None)
+                return
             self._shstrndx = shstrndx
             self._get(shoff, shnum * shentsize, self._sections)
 
@@ -161,16 +229,20 @@ class ElfReader:
         dyn: tuple[int, int] | None = None
         fmt = "<IIQQQQQQ" if self._cls == 2 else "<IIIIIIII"
         load_flags: list[tuple[int, int, int]] = []
+        loads: list[tuple[int, int, tuple[int, int]]] = []
         for rec in struct.iter_unpack(fmt, data):
             if self._cls == 2:
                 p_type, flags, off, vaddr, _paddr, filesz = rec[:6]
             else:
                 p_type, off, vaddr, _paddr, filesz, _memsz, flags = rec[:7]
             if p_type == PT_LOAD:
-                self._loads.append((vaddr, off, filesz))
+                loads.append((vaddr, vaddr + filesz, (vaddr, off)))
                 load_flags.append((flags, off, filesz))
-            elif p_type == PT_DYNAMIC:
+            elif p_type == PT_DYNAMIC and dyn is None:
                 dyn = (off, filesz)
+        # The first PT_LOAD that holds an address maps it (a bisection, not a scan of
+        # every segment per address).
+        self._loads = RangeMap(loads)
         # With ld's -z separate-code layout (a read-only segment besides the executable
         # one), executable segments hold only code, so the signature scan can skip them.
         # If a device-code section turns out to lie there after all, the caller reads
@@ -185,37 +257,74 @@ class ElfReader:
                 # (and its checks) to judge, exactly as for a file read from disk.
                 if f & 2 and 0 < filesz <= budget and off + filesz <= self.size:
                     budget -= filesz
-                    self._get(off, filesz, lambda b, o=off: self._rw.append((o, b)))
+                    self._get(off, filesz, self._keep_rw(off))
         if self._skip_code and any(f & 7 == 4 for f, _, _ in load_flags):
             for f, off, filesz in load_flags:
                 if f & 1 and filesz:
                     self.scan.skip.append((self.base + off, self.base + off + filesz))
         if dyn and dyn[1]:
-            self._get(dyn[0], dyn[1], self._dynamic_section)
+            self._get(dyn[0], dyn[1], self._dynamic_section, "PT_DYNAMIC")
+
+    def _keep_rw(self, off: int) -> Callable[[bytes], None]:
+        return lambda b: self._rw.append((off, b))
 
     def _vaddr_to_off(self, vaddr: int) -> int | None:
-        for start, off, filesz in self._loads:
-            if start <= vaddr < start + filesz:
-                return off + (vaddr - start)
-        return None
+        hit = self._loads.get(vaddr)
+        return None if hit is None else hit[1] + (vaddr - hit[0])
 
     def _dynamic_section(self, data: bytes) -> None:
+        """Keep only the entries cuwheel reports, each kind within its budget."""
         fmt = "<qQ" if self._cls == 2 else "<iI"
         usable = len(data) - len(data) % struct.calcsize(fmt)
         strtab = strsz = None
-        for tag, val in struct.iter_unpack(fmt, data[:usable]):
+        over: dict[str, int] = {}
+        for count, (tag, val) in enumerate(struct.iter_unpack(fmt, data[:usable])):
             if tag == DT_NULL:
                 break
-            self._dynamic.append((tag, val))
-            if tag == DT_STRTAB:
+            if count >= MAX_DYNAMIC:
+                self.anomalies.add(f"PT_DYNAMIC: more than {MAX_DYNAMIC} entries before "
+                                   "DT_NULL; the rest are not read")
+                break
+            if tag == DT_NEEDED:
+                self._named_dynamic = True
+                if len(self._needed) < MAX_NEEDED:
+                    self._needed.append(val)
+                else:
+                    over["DT_NEEDED"] = MAX_NEEDED
+            elif tag in (DT_RPATH, DT_RUNPATH):
+                self._named_dynamic = True
+                if len(self._paths) < MAX_PATH_ENTRIES:
+                    self._paths.append((tag, val))
+                else:
+                    over["DT_RPATH / DT_RUNPATH"] = MAX_PATH_ENTRIES
+            elif tag == DT_SONAME:
+                self._named_dynamic = True
+                if self._soname is None:
+                    self._soname = val
+            elif tag == DT_FLAGS_1:
+                self._pie |= bool(val & DF_1_PIE)
+            elif tag == DT_STRTAB:
                 strtab = val
             elif tag == DT_STRSZ:
                 strsz = val
-        if strtab is not None and strsz:
-            off = self._vaddr_to_off(strtab)
-            if off is None:
-                raise ElfError("DT_STRTAB points outside every loaded segment")
-            self._get(off, strsz, self._dynstr_data)
+        for what, limit in over.items():
+            self.anomalies.add(f"PT_DYNAMIC: more than {limit} {what} entries; the rest are "
+                               "not read")
+        if strtab is None or not strsz:
+            if self._named_dynamic:
+                self.anomalies.add("PT_DYNAMIC: no DT_STRTAB / DT_STRSZ, so its names are "
+                                   "not read")
+            return
+        off = self._vaddr_to_off(strtab)
+        if off is None:
+            self.anomalies.add(f"DT_STRTAB 0x{strtab:x} lies in no loaded segment, so the "
+                               "dynamic names are not read")
+            return
+        if off < self.size < off + strsz:  # a string table cut by the end of the file
+            self.anomalies.add(f"dynamic string table at 0x{off:x}+0x{strsz:x} is cut at the "
+                               f"end of the {self._unit}")
+            strsz = self.size - off
+        self._get(off, strsz, self._dynstr_data, "dynamic string table")
 
     def _dynstr_data(self, data: bytes) -> None:
         self._dynstr = data
@@ -223,28 +332,55 @@ class ElfReader:
     def _sections(self, data: bytes) -> None:
         fmt = "<IIQQQQIIQQ" if self._cls == 2 else "<IIIIIIIIII"
         for rec in struct.iter_unpack(fmt, data):
-            name, sh_type, flags, _addr, off, size, link = rec[:7]
-            self._shdrs.append((name, sh_type, off, size, link, flags))
-        if self._shstrndx < len(self._shdrs):
-            _, _, off, size, _, _ = self._shdrs[self._shstrndx]
+            name, sh_type, flags, _addr, off, size, link, _info, align = rec[:9]
+            self._shdrs.append((name, sh_type, off, size, link, flags, align))
+        index = self._shstrndx
+        if index == SHN_XINDEX and self._shdrs:  # the real index is in section 0's sh_link
+            index = self._shdrs[0][4]
+        names_at: tuple[int, int] | None = None
+        if 0 < index < len(self._shdrs):
+            _, _, off, size, _, _, _ = self._shdrs[index]
             if size:
-                self._get(off, size, self._names)
-        for _name, sh_type, off, size, _link, _ in self._shdrs:
+                names_at = (off, size)
+        elif index:
+            self.anomalies.add(f"e_shstrndx {index} names no section: the section names are "
+                               "unknown")
+        if names_at is not None:
+            off, size = names_at
+            if off >= 0 and off + size <= self.size and size <= MAX_TABLE:
+                self._get(off, size, self._names, ".shstrtab")
+            else:
+                self.anomalies.add(f".shstrtab at 0x{off:x}+0x{size:x} lies outside the "
+                                   f"{self._unit}: the section names are unknown")
+                names_at = None
+        if names_at is None:
+            self._names(b"")
+        # .dynsym: the first one (the linker writes one; more are a lie that would only
+        # make us read the same table again)
+        for _name, sh_type, off, size, _link, _, _ in self._shdrs:
             if sh_type == SHT_DYNSYM and size:
-                self._get(off, size, self._dynsym_bytes)
+                self._get(off, size, self._dynsym_bytes, ".dynsym")
+                break
 
     def _dynsym_bytes(self, data: bytes) -> None:
         self._dynsym_data = data
 
     def _names(self, data: bytes) -> None:
+        table = StringTable(data, ".shstrtab", self.budget, self.anomalies, encoding="latin-1")
         regions = []
-        for name_off, sh_type, off, size, _link, flags in self._shdrs:
-            end = data.find(b"\0", name_off)
-            name = data[name_off : end if end >= 0 else len(data)].decode("latin-1")
-            if sh_type == 8:  # SHT_NOBITS: no file bytes
+        for name_off, sh_type, off, size, _link, flags, align in self._shdrs:
+            name = (table.get(name_off) if data else None) or ""
+            if sh_type == SHT_NOBITS:  # no file bytes
                 continue
+            if (name == ".nvFatBinSegment" and self._wrapper_section is None
+                    and 0 < size <= MAX_RW_KEPT and off + size <= self.size):
+                self._wrapper_section = (off, size)
             if off + size > self.size:
-                raise ElfError(f"section {name} runs past the end of the file")
+                self.anomalies.add(f"section {name or '(unnamed)'} at 0x{off:x}+0x{size:x} "
+                                   f"runs past the end of the {self._unit}")
+                if off >= self.size:
+                    continue
+                size = self.size - off  # keep what the file holds of it
             relocatable = DEVICE_SECTIONS.get(name)
             regions.append(
                 Region(
@@ -259,15 +395,14 @@ class ElfReader:
                     and sh_type == 1
                     and flags & 6 == 2
                     and not name.startswith(NOT_DATA_SECTIONS),
+                    # sh_addralign: the pads between the containers of aligned inputs
+                    pad=max(16, min(align, PAD_LIMIT)),
                 )
             )
         self.facts.sections = regions
-        for name_off, _t, off, size, _l, _f in self._shdrs:
-            end = data.find(b"\0", name_off)
-            if data[name_off:end] == b".nvFatBinSegment" and 0 < size <= MAX_RW_KEPT:
-                self._wrapper_section = (off, size)
-                if self.scan.resident:
-                    self._get(off, size, self._take_wrappers)
+        if self._wrapper_section is not None and self.scan.resident:
+            off, size = self._wrapper_section
+            self._get(off, size, self._take_wrappers, ".nvFatBinSegment")
 
     def _take_wrappers(self, data: bytes) -> None:
         self._wrapper_bytes = data
@@ -295,47 +430,56 @@ class ElfReader:
         """Build the facts once the scan is over."""
         facts = self.facts
         facts.wrappers = self._wrappers()
-        strs = self._dynstr or b""
-
-        def cstr(off: int) -> str:
-            end = strs.find(b"\0", off)
-            return strs[off : end if end >= 0 else len(strs)].decode("utf-8", "replace")
-
-        for tag, val in self._dynamic:
-            if tag == DT_NEEDED:
-                facts.needed.append(cstr(val))
-            elif tag == DT_SONAME:
-                facts.soname = cstr(val)
-            elif tag == DT_RPATH:
-                facts.rpath.extend(p for p in cstr(val).split(":") if p)
-            elif tag == DT_RUNPATH:
-                facts.runpath.extend(p for p in cstr(val).split(":") if p)
-            elif tag == DT_FLAGS_1 and val & DF_1_PIE and facts.file_type == "shared":
-                facts.file_type = "executable"
-        if self._dynsym_data is not None and strs:
+        if self._pie and facts.file_type == "shared":
+            facts.file_type = "executable"
+        data = self._dynstr
+        if data is None:
+            return facts
+        names = StringTable(data, "dynamic string table", self.budget, self.anomalies)
+        for val in self._needed:
+            name = names.get(val)
+            if name is not None:
+                facts.needed.append(name)
+        if self._soname is not None:
+            facts.soname = names.get(self._soname)
+        lists = StringTable(data, "dynamic string table", self.budget, self.anomalies,
+                            limit=MAX_PATH_LIST)
+        entries = 0
+        for tag, val in self._paths:
+            text = lists.get(val)
+            if text is None:
+                continue
+            # Empty entries are kept: ld.so searches the working directory for each
+            # ("$ORIGIN:" has two entries, glibc's fillin_rpath).
+            parts = text.split(":")
+            if entries + len(parts) > MAX_PATH_ENTRIES:
+                self.anomalies.add(f"PT_DYNAMIC: more than {MAX_PATH_ENTRIES} RPATH / "
+                                   "RUNPATH entries; the rest are not read")
+                break
+            entries += len(parts)
+            (facts.rpath if tag == DT_RPATH else facts.runpath).extend(parts)
+        if self._dynsym_data is not None:
             # .dynsym's string table (sh_link) is .dynstr, which DT_STRTAB already gave.
-            facts.exported = _defined_symbols(self._dynsym_data, strs, self._cls)
+            facts.exported = _defined_symbols(self._dynsym_data, names, self._cls,
+                                              self.anomalies)
         return facts
 
 
-def _defined_symbols(data: bytes, strs: bytes, cls: int) -> list[str]:
+def _defined_symbols(data: bytes, names: StringTable, cls: int,
+                     anomalies: Anomalies) -> list[str]:
     """Names of the defined GLOBAL / WEAK / UNIQUE symbols, in table order, once each."""
     offsets: list[int] = []
     keep = offsets.append
     usable = len(data) - len(data) % (24 if cls == 2 else 16)
-    if cls == 2:
-        for name, info, _other, shndx, _value, _size in struct.iter_unpack(
-            "<IBBHQQ", data[:usable]
-        ):
-            # st_shndx 0 is SHN_UNDEF; binding 1 GLOBAL, 2 WEAK, 10 GNU_UNIQUE
-            if name and shndx and (info >> 4) in (1, 2, 10):
-                keep(name)
-    else:
-        for name, _value, _size, info, _other, shndx in struct.iter_unpack(
-            "<IIIBBH", data[:usable]
-        ):
-            if name and shndx and (info >> 4) in (1, 2, 10):
-                keep(name)
-    find = strs.find
-    names = [strs[o : find(b"\0", o)] for o in offsets]
-    return list(dict.fromkeys(n.decode("utf-8", "replace") for n in names))
+    fmt, at = ("<IBBHQQ", (0, 1, 3)) if cls == 2 else ("<IIIBBH", (0, 3, 5))
+    i_name, i_info, i_shndx = at
+    for rec in struct.iter_unpack(fmt, data[:usable]):
+        # st_shndx 0 is SHN_UNDEF; binding 1 GLOBAL, 2 WEAK, 10 GNU_UNIQUE
+        if rec[i_name] and rec[i_shndx] and (rec[i_info] >> 4) in (1, 2, 10):
+            if len(offsets) >= MAX_SYMBOLS:
+                anomalies.add(f".dynsym: more than {MAX_SYMBOLS} defined symbols; the rest "
+                              "are not read")
+                break
+            keep(rec[i_name])
+    get = names.get
+    return list(dict.fromkeys(n for n in map(get, offsets) if n is not None))

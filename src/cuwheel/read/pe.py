@@ -9,13 +9,21 @@ reader; pefile needs the whole image in memory, which a streamed DLL is not.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cuwheel.errors import PeError
-from cuwheel.read.containers import Region
-from cuwheel.read.stream import Scan
+from cuwheel.errors import PeError, StreamError
+from cuwheel.read.containers import PAD_LIMIT, Region
+from cuwheel.read.stream import (
+    MAX_NAME,
+    Anomalies,
+    NameBudget,
+    RangeMap,
+    Scan,
+    StringTable,
+)
 
-__all__ = ["PE_MACHINES", "PeFacts", "PeReader"]
+__all__ = ["PE_MACHINES", "PeError", "PeFacts", "PeReader"]
 
 PE_MACHINES = {0x14C: "i386", 0x8664: "AMD64", 0xAA64: "ARM64", 0xA641: "ARM64EC"}
 # Truncated (and full, for COFF objects with a string table) device-code section names.
@@ -25,8 +33,15 @@ DEVICE_SECTIONS = {
     "__nv_rel": True,
     "__nv_relfatbin": True,
 }
-MAX_NAME = 512
 MAX_TABLE = 64 << 20
+# Budgets per image (what is beyond is not read, an anomaly): import descriptors (real
+# DLLs: a few dozen) and export names (torch_cpu.dll-sized DLLs: some 100k).
+MAX_IMPORTS = 10_000
+MAX_EXPORTS = 2_000_000
+WRAPPER_MAGIC = 0x466243B1
+# Sections that never hold embedded data (not searched for containers).
+NOT_DATA = (".pdata", ".xdata", ".reloc", ".rsrc", ".idata", ".edata", ".tls", ".CRT",
+            ".nvFatBi", "__nv_mod")
 
 
 @dataclass
@@ -41,26 +56,67 @@ class PeFacts:
 
 
 class PeReader:
-    def __init__(self, scan: Scan, base: int, size: int, *, skip_code: bool = False) -> None:
+    """The DOS, COFF and optional headers and the section table are the image's own
+    (PeError when unreadable); the string table of long section names, a section's raw
+    data, the import and export directories and their names are read on their own: a
+    damaged one is recorded in ``anomalies`` and the rest is kept."""
+
+    def __init__(
+        self,
+        scan: Scan,
+        base: int,
+        size: int,
+        *,
+        skip_code: bool = False,
+        anomalies: Anomalies | None = None,
+        budget: NameBudget | None = None,
+    ) -> None:
         self.scan = scan
         self._skip_code = skip_code
         self.base = base
         self.size = size
         self.facts = PeFacts()
+        self.anomalies = Anomalies() if anomalies is None else anomalies
+        self.budget = NameBudget() if budget is None else budget
         self._secs: list[tuple[str, int, int, int, int]] = []  # name, va, vsize, rawsize, rawptr
         self._chars: list[int] = []
+        self._map: RangeMap[tuple[int, int]] = RangeMap(())  # rva -> (va, rawptr)
         self._imports: dict[int, str] = {}  # descriptor order -> dll name
         self._exports: list[str] = []
         self._image_base = 0
         self._strtab_off = 0
         self._get(0, 64, self._dos)
 
-    def _get(self, off: int, length: int, cb: object) -> None:
+    def _get(self, off: int, length: int, cb: Callable[[bytes], None],
+             what: str | None = None) -> None:
+        """Ask for [off, off + length).  ``what`` names a structure read on its own (a
+        failure is an anomaly); None is the image's own headers."""
+        problem = None
         if off < 0 or length <= 0 or off + length > self.size:
-            raise PeError(f"PE structure at 0x{off:x} lies outside the file")
-        if length > MAX_TABLE:
-            raise PeError(f"PE table of {length} bytes is implausibly large")
-        self.scan.request(self.base + off, length, cb)  # type: ignore[arg-type]
+            problem = f"{what or 'PE structure'} at 0x{off:x} lies outside the file"
+        elif length > MAX_TABLE:
+            problem = f"{what or 'PE table'} of {length} bytes is implausibly large"
+        if problem is not None:
+            if what is None:
+                raise PeError(problem)
+            self.anomalies.add(problem)
+            return
+        if what is not None:
+            cb = self._guarded(cb, what)
+        self.scan.request(self.base + off, length, cb)
+
+    def _guarded(self, cb: Callable[[bytes], None], what: str) -> Callable[[bytes], None]:
+        def run(data: bytes) -> None:
+            try:
+                cb(data)
+            except StreamError:
+                raise
+            except PeError as exc:
+                self.anomalies.add(str(exc))
+            except (struct.error, ValueError, IndexError) as exc:
+                self.anomalies.add(f"{what}: malformed ({exc})")
+
+        return run
 
     def _dos(self, data: bytes) -> None:
         if data[:2] != b"MZ" or len(data) < 64:
@@ -83,14 +139,14 @@ class PeReader:
         dirs: list[tuple[int, int]] = []
         if optsize >= 2:
             (magic,) = struct.unpack_from("<H", data, 0)
-            if magic == 0x20B:
+            if magic == 0x20B and optsize >= 112:
                 (self._image_base,) = struct.unpack_from("<Q", data, 24)
                 ndir_at, dir_at = 108, 112
-            elif magic == 0x10B:
+            elif magic == 0x10B and optsize >= 96:
                 (self._image_base,) = struct.unpack_from("<I", data, 28)
                 ndir_at, dir_at = 92, 96
             else:
-                raise PeError(f"unknown optional header magic 0x{magic:x}")
+                raise PeError(f"unknown optional header magic 0x{magic:x} (size {optsize})")
             (ndir,) = struct.unpack_from("<I", data, ndir_at)
             ndir = min(ndir, 16, (optsize - dir_at) // 8)
             dirs = [struct.unpack_from("<II", data, dir_at + 8 * i) for i in range(ndir)]
@@ -107,32 +163,48 @@ class PeReader:
             self._chars.append(chars)
             if self._skip_code and chars & 0x20000020 and rawptr:  # code: no device code
                 self.scan.skip.append((self.base + rawptr, self.base + rawptr + rawsize))
+        # An RVA is in the first section whose raw data holds it (a bisection per lookup).
+        self._map = RangeMap((va, va + rawsize, (va, rawptr))
+                             for _n, va, _vs, rawsize, rawptr in self._secs)
         for (name, _va, vsize, rawsize, rawptr) in self._secs:
             length = min(vsize, rawsize) if vsize else rawsize
             if name == ".nvFatBi" and rawptr and 0 < length <= MAX_TABLE:
-                self._get(rawptr, length, self._wrapper_records)
+                if rawptr + length <= self.size:  # best effort; the first one only
+                    self._get(rawptr, length, self._wrapper_records, ".nvFatBi")
+                break
         if long_names and self._strtab_off and self._strtab_off + 4 <= self.size:
-            self._get(self._strtab_off, 4, self._strtab_size)
+            self._get(self._strtab_off, 4, self._strtab_size, "COFF string table")
         else:
+            if long_names:
+                self.anomalies.add("long section names without a readable COFF string "
+                                   "table: their names are unknown")
             self._set_regions(None)
         if len(dirs) > 0 and dirs[0][0]:
-            off = self._rva(dirs[0][0])
+            off = self._dir(dirs[0][0], "export directory")
             if off is not None:
-                self._get(off, 40, self._export_dir)
+                self._get(off, 40, self._export_dir, "export directory")
         if len(dirs) > 1 and dirs[1][0]:
-            off = self._rva(dirs[1][0])
+            off = self._dir(dirs[1][0], "import directory")
             if off is not None:
-                self._get(off, max(dirs[1][1], 20), lambda b: self._import_dir(b, 20, False))
+                self._get(off, max(dirs[1][1], 20), lambda b: self._import_dir(b, 20, False),
+                          "import directory")
         if len(dirs) > 13 and dirs[13][0]:
-            off = self._rva(dirs[13][0])
+            off = self._dir(dirs[13][0], "delay-load import directory")
             if off is not None:
-                self._get(off, max(dirs[13][1], 32), lambda b: self._import_dir(b, 32, True))
+                self._get(off, max(dirs[13][1], 32), lambda b: self._import_dir(b, 32, True),
+                          "delay-load import directory")
+
+    def _dir(self, rva: int, what: str) -> int | None:
+        off = self._rva(rva)
+        if off is None:
+            self.anomalies.add(f"{what} RVA 0x{rva:x} lies in no section's data")
+        return off
 
     def _wrapper_records(self, data: bytes) -> None:
         for magic, version, addr, _prelinked in struct.iter_unpack(
             "<IIQQ", data[: len(data) - len(data) % 24]
         ):
-            if magic != 0x466243B1 or addr < self._image_base:
+            if magic != WRAPPER_MAGIC or addr < self._image_base:
                 continue
             off = self._rva(addr - self._image_base)
             if off is not None:
@@ -140,23 +212,29 @@ class PeReader:
 
     def _strtab_size(self, data: bytes) -> None:
         (n,) = struct.unpack_from("<I", data)
-        if n < 4 or self._strtab_off + n > self.size:
+        if n < 4 or self._strtab_off + n > self.size or n > MAX_TABLE:
+            self.anomalies.add(f"COFF string table at 0x{self._strtab_off:x} claims {n} "
+                               "bytes, past the end of the file: long section names unknown")
             self._set_regions(None)
             return
-        self._get(self._strtab_off, n, self._set_regions)
+        self._get(self._strtab_off, n, self._set_regions, "COFF string table")
 
     def _set_regions(self, strtab: bytes | None) -> None:
+        table = (StringTable(strtab, "COFF string table", self.budget, self.anomalies,
+                             encoding="latin-1") if strtab is not None else None)
         regions = []
         for (name, _va, vsize, rawsize, rawptr), chars in zip(self._secs, self._chars, strict=True):
-            if name.startswith("/") and strtab is not None and name[1:].isdigit():
-                o = int(name[1:])
-                end = strtab.find(b"\0", o)
-                name = strtab[o : end if end >= 0 else len(strtab)].decode("latin-1")
+            if name.startswith("/") and table is not None and name[1:].isdigit():
+                name = table.get(int(name[1:])) or name
             length = min(vsize, rawsize) if vsize else rawsize
             if not rawptr or not length:
                 continue
             if rawptr + length > self.size:
-                raise PeError(f"section {name} runs past the end of the file")
+                self.anomalies.add(f"section {name} at 0x{rawptr:x}+0x{length:x} runs past "
+                                   "the end of the file")
+                if rawptr >= self.size:
+                    continue
+                length = self.size - rawptr  # keep what the file holds of it
             relocatable = DEVICE_SECTIONS.get(name)
             regions.append(
                 Region(
@@ -168,28 +246,28 @@ class PeReader:
                     # initialised data, not code or executable
                     searchable=relocatable is None
                     and chars & 0x20000060 == 0x40
-                    and name not in (".pdata", ".xdata", ".reloc", ".rsrc", ".idata",
-                                     ".edata", ".tls", ".CRT", ".nvFatBi", "__nv_mod"),
+                    and name not in NOT_DATA,
+                    # An image keeps no section alignment (only COFF objects do), so any
+                    # alignment up to PAD_LIMIT is believed.
+                    pad=PAD_LIMIT,
                 )
             )
         self.facts.sections = regions
 
     def _rva(self, rva: int) -> int | None:
-        for _name, va, vsize, rawsize, rawptr in self._secs:
-            if va <= rva < va + max(vsize, rawsize) and rva - va < rawsize:
-                return rawptr + (rva - va)
-        return None
-
-    def _string(self, rva: int, cb: object) -> None:
-        off = self._rva(rva)
-        if off is None or off >= self.size:
-            return
-        self._get(off, min(MAX_NAME, self.size - off), cb)
+        hit = self._map.get(rva)
+        return None if hit is None else hit[1] + (rva - hit[0])
 
     def _import_dir(self, data: bytes, step: int, delay: bool) -> None:
+        what = "delay-load import" if delay else "import"
+        by_rva: dict[int, list[int]] = {}  # one read per distinct name
         for i in range(len(data) // step):
             rec = data[i * step : (i + 1) * step]
             if not any(rec):
+                break
+            if i >= MAX_IMPORTS:
+                self.anomalies.add(f"{what} directory: more than {MAX_IMPORTS} descriptors; "
+                                   "the rest are not read")
                 break
             if delay:
                 attrs, name_rva = struct.unpack_from("<II", rec, 0)
@@ -197,38 +275,62 @@ class PeReader:
                     name_rva -= self._image_base  # old delay-load descriptors hold VAs
             else:
                 (name_rva,) = struct.unpack_from("<I", rec, 12)
-            key = (1 << 20) * int(delay) + i
-            self._string(name_rva, lambda b, k=key: self._imports.__setitem__(k, _cstr(b)))
+            by_rva.setdefault(name_rva, []).append((1 << 20) * int(delay) + i)
+        for name_rva, keys in by_rva.items():
+            off = self._rva(name_rva)
+            if off is None or off >= self.size:
+                self.anomalies.add(f"{what} name RVA 0x{name_rva:x} lies in no section's data")
+                continue
+            self._get(off, min(MAX_NAME + 1, self.size - off),
+                      self._import_name(keys, f"{what} name at 0x{off:x}"), f"{what} name")
+
+    def _import_name(self, keys: list[int], what: str) -> Callable[[bytes], None]:
+        def take(data: bytes) -> None:
+            name = StringTable(data, what, self.budget, self.anomalies,
+                               encoding="latin-1").get(0)
+            if name is not None:
+                for k in keys:
+                    self._imports[k] = name
+
+        return take
 
     def _export_dir(self, data: bytes) -> None:
         nnames, _funcs, names_rva = struct.unpack_from("<III", data, 24)
         if not nnames:
             return
-        off = self._rva(names_rva)
+        if nnames > MAX_EXPORTS:
+            self.anomalies.add(f"export directory: more than {MAX_EXPORTS} names; the rest "
+                               "are not read")
+            nnames = MAX_EXPORTS
+        off = self._dir(names_rva, "export name table")
         if off is None:
             return
-        self._get(off, nnames * 4, self._export_names)
+        self._get(off, nnames * 4, self._export_names, "export name table")
 
     def _export_names(self, data: bytes) -> None:
-        rvas = [r for (r,) in struct.iter_unpack("<I", data)]
-        offs = [o for o in (self._rva(r) for r in rvas) if o is not None]
+        offs = []
+        for (r,) in struct.iter_unpack("<I", data):
+            o = self._rva(r)
+            if o is None:
+                self.anomalies.add(f"export name RVA 0x{r:x} lies in no section's data")
+            elif o < self.size:
+                offs.append(o)
         if not offs:
             return
         # Names are stored together; one request covers them all.
-        lo, hi = min(offs), min(max(offs) + MAX_NAME, self.size)
+        lo, hi = min(offs), min(max(offs) + MAX_NAME + 1, self.size)
 
         def names(blob: bytes) -> None:
+            table = StringTable(blob, "export names", self.budget, self.anomalies,
+                                encoding="latin-1")
             for o in offs:
-                self._exports.append(_cstr(blob[o - lo : o - lo + MAX_NAME]))
+                name = table.get(o - lo)
+                if name is not None:
+                    self._exports.append(name)
 
-        self._get(lo, hi - lo, names)
+        self._get(lo, hi - lo, names, "export names")
 
     def finish(self) -> PeFacts:
         self.facts.needed = [self._imports[k] for k in sorted(self._imports)]
         self.facts.exported = list(dict.fromkeys(self._exports))
         return self.facts
-
-
-def _cstr(data: bytes) -> str:
-    end = data.find(b"\0")
-    return data[: end if end >= 0 else len(data)].decode("latin-1")

@@ -14,16 +14,174 @@ because device code is not always in the named sections (binary-formats.md 1.5).
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import itertools
 import mmap
 import os
 from collections.abc import Callable, Iterable
-from typing import Union
+from typing import Generic, TypeVar, Union
 
 from cuwheel.errors import StreamError
 from cuwheel.read.fatbin import CONTAINER_SIGNATURE
 
-__all__ = ["Callback", "Scan", "StreamError"]
+__all__ = [
+    "MAX_NAME",
+    "MAX_NAME_BYTES",
+    "Anomalies",
+    "Callback",
+    "NameBudget",
+    "RangeMap",
+    "Scan",
+    "StreamError",
+    "StringTable",
+]
+
+T = TypeVar("T")
+
+
+# -- budgets on what is decoded (docs/inspect.md, "Limits on hostile input") ----------
+# One decoded name (symbol, section, DT_NEEDED, member name); a longer one is cut.
+MAX_NAME = 4096
+# Bytes of names decoded per file, over all its string tables (each offset once); a
+# string table is at most 256 MiB, and real ones are tens of MB at most.
+MAX_NAME_BYTES = 128 << 20
+# Anomalies kept per binary; the rest are counted.
+MAX_ANOMALIES = 64
+
+
+class Anomalies:
+    """The per-structure problems of one binary (one line each, naming the structure and
+    its offset).  Kept in sorted order, the first MAX_ANOMALIES distinct ones, the rest
+    counted: the result does not depend on the order the structures were read in, which
+    differs between a file read from disk and one streamed."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, int] = {}  # message -> times added
+        self._more = 0
+
+    def add(self, message: str) -> None:
+        kept = self._kept
+        if message in kept:
+            kept[message] += 1
+            return
+        kept[message] = 1
+        if len(kept) > MAX_ANOMALIES:
+            last = max(kept)
+            self._more += kept.pop(last)
+
+    def __bool__(self) -> bool:
+        return bool(self._kept)
+
+    def result(self) -> tuple[str, ...]:
+        out = sorted(self._kept)
+        if self._more:
+            out.append(f"(and {self._more} more anomalies)")
+        return tuple(out)
+
+
+class NameBudget:
+    """Bytes of names one file may still decode (MAX_NAME_BYTES)."""
+
+    def __init__(self, limit: int = MAX_NAME_BYTES) -> None:
+        self.left = limit
+        self.limit = limit
+
+
+class StringTable:
+    """NUL-terminated strings of one string table, each offset decoded once (cached) and
+    cut at ``limit`` bytes, the bytes decoded counted against the file's NameBudget: a
+    million references to one long string cost one decode, and a million overlapping
+    offsets into one unterminated string no more than the budget.  The cache holds one
+    entry per offset asked for, and callers bound how many they ask (MAX_SYMBOLS ...)."""
+
+    def __init__(self, data: bytes, what: str, budget: NameBudget, anomalies: Anomalies,
+                 *, limit: int = MAX_NAME, encoding: str = "utf-8",
+                 end: bytes = b"\0") -> None:
+        self.data = data
+        self.what = what
+        self.budget = budget
+        self.anomalies = anomalies
+        self.limit = limit
+        self.encoding = encoding
+        self.end = end
+        self._cache: dict[int, str | None] = {}
+
+    def get(self, off: int) -> str | None:
+        """The string at ``off``; None when ``off`` is outside the table or the file's
+        name budget is spent (each recorded as an anomaly)."""
+        cache = self._cache
+        if off in cache:
+            return cache[off]
+        data, limit = self.data, self.limit
+        value: str | None
+        if not 0 <= off < len(data):
+            self.anomalies.add(f"{self.what}: offset 0x{off:x} lies outside its "
+                               f"{len(data)} bytes")
+            value = None
+        elif self.budget.left <= 0:
+            self.anomalies.add(f"names: more than {self.budget.limit} bytes decoded; the "
+                               "rest are not read")
+            value = None
+        else:
+            stop = data.find(self.end, off, off + limit + len(self.end))
+            cut = stop < 0 and off + limit < len(data)
+            if stop < 0:
+                stop = min(len(data), off + limit)
+            raw = data[off:stop]
+            self.budget.left -= len(raw)
+            value = raw.decode(self.encoding, "replace")
+            if cut:
+                self.anomalies.add(f"{self.what}: the string at 0x{off:x} is longer than "
+                                   f"{limit} bytes (cut)")
+                value += "..."
+        cache[off] = value
+        return value
+
+
+class RangeMap(Generic[T]):
+    """Point lookups over [start, end) ranges that may overlap: the range given first wins,
+    as a linear search in table order would answer (section and segment tables of hostile
+    files overlap).  Built in n log n; each lookup is a bisection."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int, T]]) -> None:
+        items = [(s, e, i, v) for i, (s, e, v) in enumerate(ranges) if e > s]
+        items.sort(key=lambda r: (r[0], r[2]))
+        starts: list[int] = []
+        ends: list[int] = []
+        values: list[T] = []
+        if all(a[1] <= b[0] for a, b in itertools.pairwise(items)):  # the usual case: disjoint
+            for s, e, _i, v in items:
+                starts.append(s)
+                ends.append(e)
+                values.append(v)
+        else:
+            # Sweep the boundaries; among the ranges covering a piece, the lowest index wins.
+            cuts = sorted({x for s, e, _i, _v in items for x in (s, e)})
+            active: list[tuple[int, int, int]] = []  # (index, end, position in items)
+            k = 0
+            for a, b in itertools.pairwise(cuts):
+                while k < len(items) and items[k][0] <= a:
+                    heapq.heappush(active, (items[k][2], items[k][1], k))
+                    k += 1
+                while active and active[0][1] <= a:
+                    heapq.heappop(active)
+                if not active:
+                    continue
+                v = items[active[0][2]][3]
+                if ends and ends[-1] == a and values[-1] is v:
+                    ends[-1] = b  # same range continues
+                else:
+                    starts.append(a)
+                    ends.append(b)
+                    values.append(v)
+        self._starts, self._ends, self._values = starts, ends, values
+
+    def get(self, point: int) -> T | None:
+        i = bisect.bisect_right(self._starts, point) - 1
+        if i >= 0 and point < self._ends[i]:
+            return self._values[i]
+        return None
 
 Callback = Callable[[bytes], None]
 
@@ -68,11 +226,18 @@ Chunk = Union[bytes, bytearray, mmap.mmap, "FileBuffer"]
 
 # Bytes read at a time when searching a section of a file on disk.
 _SEARCH_PIECE = 16 << 20
+# What zero runs are compared with, a piece at a time.
+_ZEROS = bytes(1 << 20)
 # Bytes kept behind the stream's head, so that requests for something just passed
 # (a string table right before the section headers) need no second pass.
 DEFAULT_WINDOW = 1 << 20
 # No single request may pin more than this much memory.
 MAX_REQUEST = 512 << 20
+# All requests of one file together: a few times the file, so that many headers pointing
+# at one big table (65,535 SHT_DYNSYM sections of 256 MiB each) cannot make a small file
+# cost terabytes of copying.  Honest readers ask for each table once.
+REQUEST_FACTOR = 4
+REQUEST_SLACK = 64 << 20
 
 
 class Scan:
@@ -103,6 +268,8 @@ class Scan:
         self.skip: list[tuple[int, int]] = []
         # Extents of containers already found: their payloads need no search either.
         self.skip_known: list[tuple[int, int]] = []
+        self.requested = 0
+        self.request_budget = REQUEST_FACTOR * size + REQUEST_SLACK
 
     # -- requests ---------------------------------------------------------------
     def request(self, start: int, length: int, callback: Callback) -> None:
@@ -113,6 +280,12 @@ class Scan:
             )
         if length > MAX_REQUEST:
             raise StreamError(f"a structure claims {length} bytes, more than cuwheel reads")
+        self.requested += length
+        if self.requested > self.request_budget:
+            raise StreamError(
+                f"its structures ask for more than {self.request_budget} bytes in all "
+                f"(the file has {self.size})"
+            )
         self._push(start, length, callback)
 
     def _push(self, start: int, length: int, callback: Callback) -> None:
@@ -162,6 +335,26 @@ class Scan:
         A resident buffer is bytes, an mmap or a FileBuffer, whose slices are bytes: this is
         the hot path of walking a big file's containers."""
         return self._buf[start : start + length]  # type: ignore[return-value]
+
+    def find(self, sub: bytes, start: int, end: int) -> int:
+        """Offset of ``sub`` in [start, end) of a resident file, or -1."""
+        i: int = self._buf.find(sub, start, end)
+        return i
+
+    def zeros_from(self, start: int, end: int) -> int:
+        """Offset of the first non-zero byte in [start, end) of a resident file (``end``
+        when there is none), read in growing pieces compared with a block of zeros
+        (memcmp speed): alignment padding is usually under 256 bytes, and a gigabyte of
+        zeros takes a thousand reads, not a hundred million."""
+        at, piece = start, 256
+        while at < end:
+            stop = min(end, at + piece)
+            data = self._buf[at:stop]
+            if data != _ZEROS[: len(data)]:
+                return stop - len(data.lstrip(b"\0"))
+            at = stop
+            piece = min(piece * 4, len(_ZEROS))
+        return end
 
     def scan_now(self) -> None:
         """Run the signature scan over what is buffered (after enabling on_signature)."""

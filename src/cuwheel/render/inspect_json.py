@@ -119,6 +119,7 @@ def _binary(b: Binary, full: bool) -> dict[str, Any]:
         "exported_count": len(b.exported),
         "summary": binary_summary(b),
         "containers": [_container(c) for c in b.containers],
+        "anomalies": list(b.anomalies),
     }
     if b.ptx_version is not None:
         out["ptx_version"] = b.ptx_version

@@ -64,6 +64,8 @@ def _binary_lines(b: Binary, full: bool) -> list[str]:
         extra.append("compression " + ", ".join(f"{k} {v}" for k, v in sorted(comp.items())))
         extra.append("toolkit " + (", ".join(tk) if tk else "not recorded"))
         lines.append("    " + "; ".join(extra))
+    for note in b.anomalies:  # what could not be read: the facts above may be incomplete
+        lines.append(f"    warning: {note}")
     runtime, driver = _cuda_libraries(b.needed)
     if runtime or driver:
         lines.append("    links CUDA: " + " ".join(runtime + driver))
@@ -99,7 +101,8 @@ def _source_lines(s: Source, full: bool) -> list[str]:
         head += f"  ({s.wheel.name} {s.wheel.version})"
     counts = f"{s.files_seen} files, {len(s.binaries)} binaries, {with_code} with device code"
     lines = [f"{head}: {counts}"] if s.kind != "file" else []
-    shown = s.binaries if full else [b for b in s.binaries if b.has_device_code or b.needed]
+    shown = s.binaries if full else [b for b in s.binaries
+                                     if b.has_device_code or b.needed or b.anomalies]
     for b in shown:
         lines += _binary_lines(b, full)
     hidden = len(s.binaries) - len(shown)
