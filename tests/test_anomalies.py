@@ -242,3 +242,25 @@ def test_pe_export_directory_outside_the_image(tmp_path: Path,
 def test_json_document_has_anomalies_for_every_binary() -> None:
     doc = inventory_to_dict(cuwheel.inspect([ROW]))
     assert json.loads(json.dumps(doc))["sources"][0]["binaries"][0]["anomalies"] == []
+
+
+def test_check_and_compat_do_not_trust_a_damaged_library(tmp_path: Path) -> None:
+    """A damaged container is code nobody judged: check reports IN002 on the library, and
+    compat's answer is unknown (exit status 2) where the rest of the library runs."""
+    from cuwheel.checks import check_source
+    from cuwheel.cli import main
+    from cuwheel.config import default_config
+    from cuwheel.plan.select import select_plan
+
+    first = WHOLE.containers[0]
+    bad = patched(ROW.read_bytes(), first.entries[0].offset, "<H", 77)
+    whl = wheelfactory.make_wheel(tmp_path, {"pkg/lib/libpkg_cuda.so": bad},
+                                  name="pkg", version="1.0+cu130",
+                                  tag="cp311-cp311-manylinux_2_28_x86_64")
+    source = cuwheel.inspect([whl]).sources[0]
+    plan = select_plan(default_config().rows, wheel=whl, environ={})
+    report = check_source(source, plan)
+    in002 = [f for f in report.findings if f.code == "IN002"]
+    assert [f.library for f in in002] == ["pkg/lib/libpkg_cuda.so"]
+    assert not report.passed
+    assert main(["compat", whl, "--cc", "9.0"]) == 2

@@ -20,4 +20,8 @@ def check_inputs(ctx: CheckContext) -> list[Finding]:
     for p in src.problems:
         path = p.path[len(prefix) :] if p.path.startswith(prefix) else None
         out.append(ctx.finding("IN002", f"could not be read: {p.message}", path))
+    for lib in ctx.libs:
+        # The binary was read, but one of its structures was not: what it held is unknown.
+        for a in lib.binary.anomalies:
+            out.append(ctx.finding("IN002", f"part could not be read: {a}", lib.name))
     return out

@@ -124,6 +124,9 @@ def _run(args: argparse.Namespace) -> int:
     inventory = inspect(args.targets, dists=args.dist, env=args.env)
     for p in inventory.problems:
         print(f"cuwheel: error: {p}", file=sys.stderr)
+    damaged = [f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies]
+    for d in damaged:
+        print(f"cuwheel: error: {d}", file=sys.stderr)
     if inventory.problems and not inventory.binaries:
         raise compat.CompatError("no input could be read")
     if args.matrix:
@@ -140,7 +143,7 @@ def _run(args: argparse.Namespace) -> int:
             print(matrix_text(m), end="")
         if not all(m.row_runs(i) for i in range(len(m.targets))):
             return 1
-        return 2 if inventory.problems else 0
+        return 2 if inventory.problems or damaged else 0
     reports = [compat.evaluate(inventory, t, strict=args.strict) for t in targets]
     if args.json:
         print(json.dumps(report_json(reports, containers=args.verbose), indent=2))

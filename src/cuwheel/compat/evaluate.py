@@ -252,7 +252,9 @@ def evaluate(inventory: Inventory, target: Target, *, strict: bool = False) -> T
     ):
         notes.append("no driver given: driver gates (PTX ISA, runtime floor) assumed met")
     verdict = loading.worst(s.verdict for s in sources if s.verdict is not None)
-    unread = tuple(str(p) for p in inventory.problems)
+    unread = tuple(str(p) for p in inventory.problems) + tuple(
+        f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies
+    )
     return TargetReport(target, device, verdict, sources, tuple(notes), unread)
 
 
