@@ -284,6 +284,18 @@ def probe_container(
     return row
 
 
+def _open_binary(path: str) -> Any:
+    """A binary on disk, or a wheel member (``x.whl!member``) read into memory."""
+    if "!" in path:
+        import io
+        import zipfile
+
+        wheel, member = path.split("!", 1)
+        with zipfile.ZipFile(wheel) as z:
+            return io.BytesIO(z.read(member))
+    return open(path, "rb")
+
+
 def child(a: argparse.Namespace) -> int:
     """Probe containers not yet in the journal; a crash loses only the one in flight."""
     with open(a.state, "rb") as f:
@@ -305,7 +317,7 @@ def child(a: argparse.Namespace) -> int:
             todo = [i for i in info["sampled"] if (info["id"], i) not in done]
             if not todo:
                 continue
-            with open(b.path, "rb") as f:
+            with _open_binary(b.path) as f:
                 for i in todo:
                     if time.time() > a.deadline:
                         return 0
@@ -478,6 +490,9 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=330.0, help="seconds for loading")
     ap.add_argument("--jit", type=int, default=400, help="most PTX-JIT loads in all")
     ap.add_argument("--max-crashes", type=int, default=40)
+    ap.add_argument("--extra", action="append", default=[],
+                    help="more wheels / files / directories to probe (e.g. aarch64 wheels: "
+                    "the driver loads a container's bytes whatever the host binary's CPU)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--state", default="/tmp/cuwheel_probe_state.pkl", help=argparse.SUPPRESS)
     ap.add_argument("--journal", default="/tmp/cuwheel_probe_journal.jsonl", help=argparse.SUPPRESS)
@@ -508,13 +523,15 @@ def main() -> int:
     print(f"{len(libs)} candidate libraries", flush=True)
     synthetic = write_ptx_variants(os.path.join(os.path.dirname(a.state), "cuwheel_probe_ptx"))
     t0 = time.monotonic()
-    inv = cuwheel.inspect([FIXTURES, synthetic, *libs])
+    inv = cuwheel.inspect([FIXTURES, synthetic, *libs, *a.extra])
     inspect_s = time.monotonic() - t0
     print(f"inventory in {inspect_s:.1f}s; problems: {len(inv.problems)}", flush=True)
     prefixes = [
         (os.path.realpath(FIXTURES), "fixtures"),
         (os.path.realpath(synthetic), "synthetic"),
-    ] + [(d, "site") for d in site_dirs()]
+    ] + [(d, "site") for d in site_dirs()] + [
+        (os.path.realpath(os.path.dirname(x)), "extra") for x in a.extra
+    ]
     binaries = [b for b in inv.binaries if b.containers]
     libraries = [
         library_info(target, b, library_label(b, prefixes), n, a.per_library)
