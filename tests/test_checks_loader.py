@@ -44,3 +44,13 @@ def test_a_renamed_copy_does_not_satisfy_needed(tmp_path: Path) -> None:
     found = _check(tmp_path, _bundling("libcudart-45e7f3ed.so.13"))
     assert [(c, lib) for c, lib, _ in found] == [("DEP001", LIB)]
     assert "ships pkg/lib/libcudart-45e7f3ed.so.13 with SONAME libcudart.so.13" in found[0][2]
+
+
+def test_an_empty_run_path_entry_is_the_working_directory(tmp_path: Path) -> None:
+    """RUNPATH "$ORIGIN:" ends in an empty entry, which ld.so searches as the current
+    directory: RP003 (it could never fire while the reader dropped empty entries)."""
+    spec = _bundling("libcudart.so.13")
+    lib = cw.patch(cw.fixture("row_x86_cu13.so"), cw.X86_RPATH, b"$ORIGIN:")
+    found = _check(tmp_path, spec.with_member(LIB, lib))
+    assert [(c, lib_) for c, lib_, _ in found] == [("RP003", LIB)]
+    assert "''" in found[0][2]

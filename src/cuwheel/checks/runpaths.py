@@ -50,6 +50,13 @@ def check_runpaths(ctx: CheckContext) -> list[Finding]:
                     "RP002", f"run path entry {e!r} is absolute (the build machine's layout)",
                     lib.name,
                 ))  # fmt: skip
+            elif not e:
+                out.append(ctx.finding(
+                    "RP003",
+                    "run path entry '' (an empty entry, e.g. a trailing ':') is searched as "
+                    "the working directory",
+                    lib.name,
+                ))  # fmt: skip
             elif not e.startswith("$"):
                 out.append(ctx.finding(
                     "RP003",
