@@ -1,6 +1,6 @@
-"""The knowledge catalog: loads, validates, and answers lookups with the fact sheet's values.
+"""The knowledge catalog: loads, validates, and answers lookups with the values of docs/cuda.md.
 
-Expected values are taken from docs/cuda-facts.md (the project's fact sheet), not from
+Expected values are taken from docs/cuda.md (with their sources), not from
 the data files under test.
 """
 
@@ -70,7 +70,7 @@ def test_gpu_by_cc_and_family() -> None:
     assert g is not None and g.cc == "12.1"
 
 
-# cuda-facts.md 2a: PTX ISA emitted per release.
+# docs/cuda.md#ptx-isa-by-release: PTX ISA emitted per release.
 @pytest.mark.parametrize(
     ("version", "isa"),
     [("11.8", "7.8"), ("12.0", "8.0"), ("12.6", "8.5"), ("12.8", "8.7"), ("12.9", "8.8"),

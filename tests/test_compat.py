@@ -1,7 +1,7 @@
 """compat: CUDA's loading rules over hand-built inventories, and the compat CLI on fixtures.
 
-Every expected verdict comes from the fact sheet (cuda-facts.md section 3 rules, 2b
-drivers; [D] rows were measured on an H200 with cuModuleLoadData), from fixtures.toml (what
+Every expected verdict comes from docs/cuda.md (#loading-rules, #tegra-exception, #families,
+#minimum-drivers; [D] rows were measured on an H200 with cuModuleLoadData), from fixtures.toml (what
 each fixture was built with) or from the H200 probe (tests/probe/h200_results.json) - never
 from running the code under test.
 """
