@@ -96,7 +96,8 @@ def test_named_group_expands() -> None:
 
 
 def test_torch_list_examples() -> None:
-    # docs/cuda.md#architecture-list-spellings: "8.0;8.6+PTX" -> sm_80, sm_86 cubins + compute_86 PTX.
+    # docs/cuda.md#architecture-list-spellings: "8.0;8.6+PTX" -> sm_80, sm_86 cubins +
+    # compute_86 PTX.
     assert parse_torch_arch_list("8.0;8.6+PTX") == (spec(80), spec(86, "", BOTH))
     assert parse_torch_arch_list("8.0 9.0a") == (spec(80), spec(90, "a"))
     names = {"Ampere": parse_torch_arch_list("8.0;8.6+PTX")}
@@ -108,7 +109,8 @@ def test_torch_list_examples() -> None:
 
 
 def test_cmake_list_example() -> None:
-    # docs/cuda.md#architecture-list-spellings: 80-real;90-virtual;120 -> sm_80 | compute_90 | compute_120 + sm_120.
+    # docs/cuda.md#architecture-list-spellings: 80-real;90-virtual;120 -> sm_80 |
+    # compute_90 | compute_120 + sm_120.
     assert parse_cmake_architectures("80-real;90-virtual;120") == (
         spec(80),
         spec(90, "", PTX),

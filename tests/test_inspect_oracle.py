@@ -2,9 +2,10 @@
 
 * NVIDIA's cuobjdump (``--list-elf --list-ptx``, default and ``-all``): the selection
   cuobjdump makes is derived from each container's ``section`` / ``relocatable`` facts per
-  ELF object (docs/formats.md#what-cuobjdump-lists) and names are mapped to cuobjdump's spelling (``f``
-  dropped on cubins only, PTX named ``sm_XX``; 3.5).  PE DLLs: cuobjdump reads the
-  extracted ``.nv_fatb`` / ``__nv_rel`` section bytes (1.6).
+  ELF object (docs/formats.md#what-cuobjdump-lists) and names are mapped to cuobjdump's
+  spelling (``f`` dropped on cubins only, PTX named ``sm_XX``; docs/formats.md#target-names).
+  PE DLLs: cuobjdump reads the extracted ``.nv_fatb`` / ``__nv_rel`` section bytes
+  (docs/formats.md#pe-images).
 * Where cuobjdump is documented wrong (the ``f`` suffix, LTO-IR, containers outside the
   named sections, raw PTX), tests compare with tests/data/fixtures.toml: what nvcc was
   asked to build, never what cuwheel said.
@@ -52,7 +53,8 @@ needs_cuobjdump = pytest.mark.skipif(
 )
 needs_readelf = pytest.mark.skipif(shutil.which("readelf") is None, reason="no readelf")
 
-# Formats cuobjdump is documented not to read (docs/formats.md#what-cuobjdump-lists; fixtures.toml k89.ptx).
+# Formats cuobjdump is documented not to read (docs/formats.md#what-cuobjdump-lists;
+# fixtures.toml k89.ptx).
 _CUOBJDUMP_BLIND_FORMATS = ("pe", "ptx")
 PE_SECTIONS = (".nv_fatb", "__nv_rel")
 
@@ -343,7 +345,8 @@ def test_entry_flags_match_fixture(name: str) -> None:
             assert e.compressed_size == 0 and e.uncompressed_size == e.stored_size
         elif e.kind is not CodeKind.LTOIR:
             assert 0 < e.compressed_size <= e.stored_size
-            assert e.stored_size == (e.compressed_size + 7) // 8 * 8  # docs/formats.md#payloads-and-compression
+            # docs/formats.md#payloads-and-compression
+            assert e.stored_size == (e.compressed_size + 7) // 8 * 8
         if e.kind is CodeKind.PTX:
             assert e.ptx_isa == TOML["ptx_isa"]
 
@@ -484,7 +487,8 @@ def test_real_torch_library_host_facts_equal_readelf(lib: str) -> None:
     (b,) = inv.binaries
     assert (b.format, b.file_type, b.machine) == ("elf", "shared", "x86_64")
     check_against_readelf(b, path)
-    if lib == "libtorch_cuda.so":  # docs/formats.md#what-cuobjdump-lists: 475 containers, 2975 cubins
+    # docs/formats.md#what-cuobjdump-lists: 475 containers, 2975 cubins
+    if lib == "libtorch_cuda.so":
         assert len(named(b)) == 475
         assert sum(1 for _ in b.entries()) == 2975
 

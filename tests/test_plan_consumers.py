@@ -125,7 +125,8 @@ def archs_in(binary: Path) -> tuple[set[str], set[str]]:
 
 
 def expected_listing(plan: Plan) -> tuple[set[str], set[str]]:
-    # cuobjdump lists an `f` cubin under the plain name and PTX as sm_XY (docs/formats.md#what-cuobjdump-lists).
+    # cuobjdump lists an `f` cubin under the plain name and PTX as sm_XY
+    # (docs/formats.md#what-cuobjdump-lists).
     sass = {(a.base if a.variant == "f" else a).sass for a in plan.sass}
     ptx = {a.sass for a in plan.ptx}
     return sass, ptx

@@ -14,8 +14,9 @@ from cuwheel.knowledge import catalog
 
 __all__ = ["STUB_PACKAGES", "STUB_TOOLKIT_EXTRAS", "check_driver"]
 
-# Packages that carry stand-ins for driver libraries (docs/cuda.md#driver-provided-libraries: the cuda-toolkit
-# extra `nvml` installs nvidia-nvml-dev, headers and a link-time libnvidia-ml stub).
+# Packages that carry stand-ins for driver libraries (docs/cuda.md#driver-provided-libraries:
+# the cuda-toolkit extra `nvml` installs nvidia-nvml-dev, headers and a link-time
+# libnvidia-ml stub).
 STUB_PACKAGES = ("nvidia-nvml-dev", "nvidia-nvml-dev-cu11", "nvidia-nvml-dev-cu12")
 STUB_TOOLKIT_EXTRAS = ("nvml",)
 
