@@ -417,15 +417,63 @@ def test_partial_library_and_strict() -> None:
         container("sm_90", "compute_90", "sm_120"),
     )
     lv = compat.evaluate_binary(b, cc("9.0"))
-    assert lv is not None and lv.verdict is V.PARTIAL and lv.verdict.runs
+    # TU1 is a build for a list of older GPUs that left 9.0 out: its kernels are missing
+    assert lv is not None and lv.verdict is V.PARTIAL and not lv.verdict.runs
     strict = compat.evaluate_binary(b, cc("9.0"), strict=True)
     assert strict is not None and strict.verdict is V.NO_CODE
     lv86 = compat.evaluate_binary(b, cc("8.6"))
-    assert lv86 is not None and lv86.verdict is V.PARTIAL  # TU2 has nothing for 8.6
+    # TU2 holds only code for newer GPUs: a specialisation, not missing code for 8.6
+    assert lv86 is not None and lv86.verdict is V.NATIVE and "specialise" in lv86.reason
     lv12 = compat.evaluate_binary(b, cc("12.0"))
     assert lv12 is not None and lv12.verdict is V.PARTIAL
     lv75 = compat.evaluate_binary(b, cc("7.5"))
     assert lv75 is not None and lv75.verdict is V.NO_CODE  # stub ignored, nothing else
+
+
+@pytest.mark.parametrize(
+    ("containers", "verdict"),
+    [
+        # cuFFT / cuSPARSE: one container per architecture; on 9.0 the sm_80 one is the
+        # Ampere build of kernels whose Hopper build is in the sm_90 container
+        (("sm_80", "sm_90", "sm_100"), V.NATIVE),
+        # cuDNN engines: Ampere + Blackwell-family kernels beside the Hopper ones
+        ((("sm_80", "sm_100f"), "sm_90"), V.NATIVE),
+        # cuBLASLt: newer-only and arch-specific containers beside the loading one
+        (("sm_90", ("sm_100", "compute_120", "sm_120"), "sm_100a"), V.NATIVE),
+        # a build for a list of older GPUs beside one that loads: kernels missing on 9.0
+        ((("sm_80", "sm_86"), "sm_90"), V.PARTIAL),
+        # several older architectures without PTX beside JIT-able PTX elsewhere
+        ((("sm_75", "sm_80"), ("compute_80",)), V.PARTIAL),
+        # older and newer code that skips 9.0 (cuBLASLt's sm_80/sm_86/sm_120 container)
+        ((("sm_80", "sm_86", "sm_120"), "sm_90"), V.NATIVE),
+        # a library of many architecture sets (cuDNN: 26) picks kernels by architecture:
+        # its Ampere-only sm_80/sm_86 container is no missing code on 9.0
+        ((("sm_80", "sm_86"), "sm_90", "sm_100", "sm_120", ("sm_90", "sm_100"), "sm_75",
+          ("sm_75", "sm_80"), ("sm_100", "sm_120"), "sm_103"), V.NATIVE),
+    ],
+)
+def test_specialisation_or_missing_code(containers: tuple[object, ...], verdict: Verdict) -> None:
+    built = [container(*(c if isinstance(c, tuple) else (c,))) for c in containers]
+    lv = compat.evaluate_binary(binary(*built), cc("9.0"))
+    assert lv is not None and lv.verdict is verdict, lv.reason
+
+
+def test_a_module_for_other_gpus_does_not_fail_the_wheel() -> None:
+    """vLLM-style: a module built only for sm_100f beside the code that runs on 9.0; the
+    package loads it only on Blackwell.  A wheel of nothing but such modules still fails."""
+    main = binary(container("sm_90"), path="w.whl!pkg/_C.so")
+    blackwell = binary(container("sm_100f"), path="w.whl!pkg/_C_sm100.so")
+    inv = Inventory((Source("wheel", "w.whl", binaries=(main, blackwell)),))
+    report = compat.evaluate(inv, cc("9.0"))
+    assert report.verdict is V.NATIVE and report.runs
+    (lv_blackwell,) = [lv for s in report.sources for lv in s.libraries if "sm100" in lv.path]
+    assert lv_blackwell.verdict is V.NO_CODE and lv_blackwell.specialised
+    alone = Inventory((Source("wheel", "w.whl", binaries=(blackwell,)),))
+    assert not compat.evaluate(alone, cc("9.0")).runs
+    # a plain build for newer GPUs is no specialised module: torch's linalg library on a T4
+    linalg = binary(container("sm_80", "sm_90"), path="w.whl!pkg/_linalg.so")
+    inv = Inventory((Source("wheel", "w.whl", binaries=(binary(container("sm_75")), linalg)),))
+    assert not compat.evaluate(inv, cc("7.5")).runs
 
 
 def test_ignored_containers() -> None:
@@ -479,9 +527,12 @@ def test_wheel_takes_its_worst_library() -> None:
 
 
 def test_verdict_order() -> None:
-    order = [V.HOST, V.NATIVE, V.COMPATIBLE, V.PTX_JIT, V.PARTIAL, V.DRIVER, V.NO_CODE]
+    order = [V.HOST, V.NATIVE, V.COMPATIBLE, V.PTX_JIT, V.PARTIAL, V.DRIVER, V.NO_CODE,
+             V.PLATFORM]
     assert sorted(order, key=lambda v: v.rank) == order
-    assert [v.runs for v in order] == [True] * 5 + [False] * 2
+    # partial: some kernels of the library have no image for the GPU (cw_tu1 of two_tu.so
+    # failed to launch on the H200 while cw_tu2 ran)
+    assert [v.runs for v in order] == [True] * 4 + [False] * 4
 
 
 def test_driver_that_predates_the_gpu_is_noted() -> None:
@@ -581,7 +632,7 @@ CLI_CASES = [
     ("k89.ptx", ["--cc", "9.0", "--driver", "13.0"], 0, "PTX JIT"),
     ("k89.ptx", ["--cc", "9.0", "--driver", "12.9"], 1, "driver too old"),  # ISA 9.0
     ("k90.cubin", ["--cc", "sm_90"], 0, "native SASS"),
-    ("two_tu.so", ["--cc", "9.0"], 0, "partial"),
+    ("two_tu.so", ["--cc", "9.0"], 1, "partial"),  # [probe] cw_tu1 has no kernel image
     ("librdc.so", ["--cc", "9.0"], 0, "PTX JIT"),
     ("hostcudart.so", ["--cc", "9.0", "--driver", "575.51.03"], 1, "driver too old"),
     ("win_sm80_86.dll", ["--gpu", "RTX 4090"], 0, "compatible SASS"),

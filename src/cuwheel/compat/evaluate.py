@@ -15,6 +15,7 @@ from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
+from cuwheel.rules.library import judge_library
 from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
@@ -81,6 +82,9 @@ class LibraryVerdict:
     containers: tuple[ContainerVerdict, ...]
     runtime: RuntimeCheck | None
     has_device_code: bool
+    # No code for this GPU, but every kernel is arch- or family-specific: a module its
+    # package loads only on the GPUs it was built for (the wheel is not judged by it).
+    specialised: bool = False
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for c in self.containers if c.counted and c.verdict is verdict)
@@ -92,11 +96,6 @@ class LibraryVerdict:
             key = c.verdict.value if c.counted and c.verdict else "ignored"
             out[key] = out.get(key, 0) + 1
         return out
-
-
-def _codes_summary(cvs: Sequence[ContainerVerdict], limit: int = 6) -> str:
-    names = sorted({n for c in cvs for n in c.codes})
-    return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
 
 
 def evaluate_binary(
@@ -131,63 +130,12 @@ def evaluate_binary(
         if cvs:
             why += f" ({len(cvs)} container(s) ignored: {cvs[0].ignored})"
         return LibraryVerdict(binary.path, Verdict.HOST, why, cvs, rt, False)
-    link = _jit_link(binary, cvs)
-    if link is not None and any(c.verdict is Verdict.NO_CODE for c in counted):
-        via, how = link
-        nothing = [c for c in counted if c.verdict is Verdict.NO_CODE]
-        loaded = [c.verdict for c in counted if c.verdict is not Verdict.NO_CODE and c.verdict]
-        verdict = loading.worst([via, *loaded])
-        assert verdict is not None
-        reason = (
-            f"{len(nothing)} of {len(counted)} linked container(s) have no code for CC "
-            f"{target.arch.cc} (they hold {_codes_summary(nothing)}), but {how}"
-        )
-        return LibraryVerdict(binary.path, verdict, reason, cvs, rt, True)
-    verdicts = [c.verdict for c in counted if c.verdict is not None]
-    worst = loading.worst(verdicts)
-    assert worst is not None
-    running = [c for c in counted if c.verdict is not None and c.verdict.runs]
-    if worst.runs or not running or strict:
-        first = next(c for c in counted if c.verdict is worst)
-        if len(counted) == 1:
-            reason = first.reason
-        else:
-            same = sum(1 for v in verdicts if v is worst)
-            reason = f"{same} of {len(counted)} containers: {first.reason}"
-        return LibraryVerdict(binary.path, worst, reason, cvs, rt, True)
-    best_run = loading.worst(c.verdict for c in running if c.verdict is not None)
-    missing = [c for c in counted if c.verdict is not None and not c.verdict.runs]
-    reason = (
-        f"{len(running)} of {len(counted)} containers load ({best_run.value if best_run else ''}"
-        f" at worst); {len(missing)} have no usable code for this GPU (they hold "
-        f"{_codes_summary(missing)}): kernels built only for other GPUs, which a library "
-        f"that picks kernels by architecture never loads here, or kernels missing for this one"
+    device, _ = effective_arch(target, os)
+    j = judge_library(binary, cvs, device, strict=strict)
+    assert j is not None  # some container counts
+    return LibraryVerdict(
+        binary.path, j.verdict, j.reason, cvs, rt, True, specialised=j.specialised_library
     )
-    return LibraryVerdict(binary.path, Verdict.PARTIAL, reason, cvs, rt, True)
-
-
-def _jit_link(binary: Binary, cvs: tuple[ContainerVerdict, ...]) -> tuple[Verdict, str] | None:
-    """-rdc binaries: when the linked image has nothing for the GPU, the CUDA runtime
-    device-links the relocatable containers (``__nv_relfatbin``) itself at first load,
-    JIT-compiling their PTX (seen on the H200: librdc.so, linked for sm_80 only, runs).
-    That works when every relocatable container has code the rules load: then the verdict
-    it gives the library, and how; None when it does not apply."""
-    rel = [
-        cv
-        for c, cv in zip(binary.containers, cvs, strict=True)
-        if c.relocatable and cv.verdict is not None
-    ]
-    if not rel or not all(cv.verdict is not None and cv.verdict.loads for cv in rel):
-        return None
-    worst = loading.worst(cv.verdict for cv in rel if cv.verdict is not None)
-    assert worst is not None
-    jit = any(cv.verdict is Verdict.PTX_JIT for cv in rel)
-    via = max(worst, Verdict.PTX_JIT, key=lambda v: v.rank) if jit else worst
-    how = (
-        f"the CUDA runtime device-links the {len(rel)} relocatable (-rdc) container(s) of "
-        "this binary at first load" + (" (JIT-compiling their PTX)" if jit else "")
-    )
-    return via, how
 
 
 @dataclass(frozen=True)
@@ -229,7 +177,10 @@ def _evaluate_source(source: Source, target: Target, strict: bool) -> SourceVerd
         for lv in (evaluate_binary(b, target, strict=strict) for b in source.binaries)
         if lv is not None
     )
-    return SourceVerdict(source.path, source.kind, loading.worst(lv.verdict for lv in libs), libs)
+    # A module built for other GPUs only is not what fails the wheel on this one, as long
+    # as something else in it runs here (docs/compat.md).
+    judged = [lv for lv in libs if not lv.specialised] or list(libs)
+    return SourceVerdict(source.path, source.kind, loading.worst(lv.verdict for lv in judged), libs)
 
 
 def evaluate(inventory: Inventory, target: Target, *, strict: bool = False) -> TargetReport:

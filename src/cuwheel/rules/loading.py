@@ -47,7 +47,7 @@ class Verdict(str, Enum):
     NATIVE = "native SASS"
     COMPATIBLE = "compatible SASS"
     PTX_JIT = "PTX JIT"
-    PARTIAL = "partial"  # some containers run, others have no code (library level only)
+    PARTIAL = "partial"  # some containers run, others miss code for it (library level only)
     DRIVER = "driver too old"
     NO_CODE = "no code"
     # The binary is for a platform no machine with this GPU has (an x86_64 library on a
@@ -60,8 +60,9 @@ class Verdict(str, Enum):
 
     @property
     def runs(self) -> bool:
-        """Loads on the GPU (PARTIAL: some of the library's code does; see docs/compat.md)."""
-        return self.rank <= Verdict.PARTIAL.rank
+        """Runs on the GPU.  PARTIAL does not: some of the library's kernels are missing
+        there (docs/compat.md#from-containers-to-a-library-and-a-wheel)."""
+        return self.rank <= Verdict.PTX_JIT.rank
 
     @property
     def loads(self) -> bool:
