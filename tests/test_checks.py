@@ -16,22 +16,25 @@ from cuwheel.checks import CODES, Severity, check_wheel
 from cuwheel.checks.findings import WheelReport
 from cuwheel.config import parse_config
 
+# The seed's release rules (exact arch lists): the rows of the seed project's own wheels.
 X86_ROW: dict[str, Any] = {
-    "name": "x86", "platform": "linux-x86_64", "cuda": "13",
+    "name": "x86", "platform": "linux-x86_64", "cuda": "13", "profile": "release",
     "sass": ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"], "ptx": "newest",
 }  # fmt: skip
 ARM_ROW: dict[str, Any] = {
-    "name": "arm", "platform": "linux-aarch64", "cuda": "13",
+    "name": "arm", "platform": "linux-aarch64", "cuda": "13", "profile": "release",
     "sass": ["sm_90", "sm_100", "sm_110"], "ptx": "none",
 }  # fmt: skip
 WIN_ROW: dict[str, Any] = {
     "name": "win", "platform": "win-amd64", "cuda": "13", "dependencies": "none",
+    "profile": "release",
     "sass": ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"], "ptx": "newest",
 }  # fmt: skip
 ORIN_ROW: dict[str, Any] = {
     "name": "orin", "platform": "linux-aarch64", "cuda": "12.6", "sass": ["sm_87"], "ptx": "none",
+    "profile": "release",
 }  # fmt: skip
-CPU_ROW: dict[str, Any] = {"name": "cpu", "cuda": "cpu"}
+CPU_ROW: dict[str, Any] = {"name": "cpu", "cuda": "cpu", "profile": "release"}
 
 
 def run(tmp_path: Any, spec: cw.Spec, policy: dict[str, Any] | None = None,
@@ -88,6 +91,15 @@ CASES: dict[str, tuple[cw.Spec, cw.Spec, dict[str, Any], list[dict[str, Any]] | 
     "DC005": (ARM, replace(ARM.with_member("pkg/lib/libpkg_cuda.so", cw.fixture("arm64_sm90.so")),
                            requires=()), {},
               [{**ARM_ROW, "sass": ["sm_90"]}], {}, {"DC005"}),
+    # audit profile: a module of sm_100f code only beside the library the row claims for
+    # (sm100f.so links libcudart.so.13 and has no run path: RP001 too)
+    "DC006": (X86, X86.with_member("pkg/_C_sm100.so", cw.fixture("sm100f.so")), {},
+              [{**X86_ROW, "profile": "audit"}], {}, {"DC006", "RP001"}),
+    # audit profile: arm64_sm90.so (sm_90 + compute_90) on a claimed 10.0 runs by JIT only
+    "DC007": (ARM,
+              replace(ARM.with_member("pkg/lib/libpkg_cuda.so", cw.fixture("arm64_sm90.so")),
+                      requires=()), {},
+              [{**ARM_ROW, "sass": ["sm_90", "sm_100"], "profile": "audit"}], {}, {"DC007"}),
     "CPU001": (CPU, CPU.with_member("pkg/k.fatbin", cw.fixture("k86.fatbin")), {}, None, {},
                {"CPU001"}),
     "CPU002": (CPU, CPU.with_member("pkg/_C.so", cw.fixture("hostcudart.so")), {}, None, {},
@@ -102,6 +114,10 @@ CASES: dict[str, tuple[cw.Spec, cw.Spec, dict[str, Any], list[dict[str, Any]] | 
     "DEP004": (X86, replace(X86, requires=("cuda-toolkit[cudart]",)), {}, None, {}, {"DEP004"}),
     # a Linux row that declares nothing: the requirement is wrong, libcudart is not shipped
     # (the bundled stand-in libcudart sits next to the library, found through $ORIGIN)
+    # libcudart comes only with the extra "cuda": the library fails to load without it
+    "DEP006": (X86, replace(X86, requires=(
+        'cuda-toolkit[cudart]==13.*; sys_platform == "linux" and extra == "cuda"',)), {},
+               None, {}, {"DEP006"}),
     "DEP005": (replace(rp(X86, b"$ORIGIN").with_member("pkg/lib/libcudart.so.13",
                                                         cw.fixture("hostonly.so")), requires=()),
                X86, {}, [{**X86_ROW, "dependencies": "none"}], {}, {"DEP005"}),
@@ -112,6 +128,11 @@ CASES: dict[str, tuple[cw.Spec, cw.Spec, dict[str, Any], list[dict[str, Any]] | 
                None, {}, {"DRV001"}),
     "DRV002": (X86, replace(X86, requires=("cuda-toolkit[cudart,nvml]==13.*",)), {}, None, {},
                {"DRV002"}),
+    # an auditwheel-grafted driver (renamed) and a plugin that NEEDs it
+    "DRV004": (X86, X86.with_member("pkg/lib/libcuda-3e1a2b4c.so.580.65.06",
+                                    cw.fixture("grafted_libcuda.so"))
+               .with_member("pkg/lib/plugin.so", cw.fixture("needs_grafted_cuda.so")), {},
+               None, {}, {"DRV001", "DRV004"}),
     "DRV003": (X86, rp(X86, b"$ORIGIN/stubs"), {}, None, {}, {"DRV003", "RP001"}),
     # win_sm80_86.dll: sm_80/86 + compute_86, imports cudart64_13 and cublas64_13 (shipped here)
     "WIN001": (WIN, WIN.with_member("pkg/pkg_cuda.dll", cw.fixture("win_sm80_86.dll"))

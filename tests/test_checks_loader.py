@@ -54,3 +54,18 @@ def test_an_empty_run_path_entry_is_the_working_directory(tmp_path: Path) -> Non
     found = _check(tmp_path, spec.with_member(LIB, lib))
     assert [(c, lib_) for c, lib_, _ in found] == [("RP003", LIB)]
     assert "''" in found[0][2]
+
+
+def test_a_grafted_driver_is_a_driver_whatever_its_name(tmp_path: Path) -> None:
+    """auditwheel renames what it grafts: libcuda-3e1a2b4c.so.580.65.06 (file name and
+    SONAME) is the driver all the same (its name minus the hash, and its driver API
+    exports), and the plugin that NEEDs it would load that copy instead of the machine's."""
+    spec = (X86.with_member("pkg/lib/libcuda-3e1a2b4c.so.580.65.06",
+                            cw.fixture("grafted_libcuda.so"))
+            .with_member("pkg/lib/plugin.so", cw.fixture("needs_grafted_cuda.so")))
+    found = _check(tmp_path, spec)
+    assert sorted((c, lib) for c, lib, _ in found) == [
+        ("DRV001", "pkg/lib/libcuda-3e1a2b4c.so.580.65.06"),
+        ("DRV004", "pkg/lib/plugin.so"),
+    ]
+    assert "libcuda.so.580.65.06 (renamed" in next(m for c, _, m in found if c == "DRV001")

@@ -61,15 +61,16 @@ def _source(*containers: FatbinContainer) -> Source:
     return Source("wheel", WHEEL, wheel=info, files_seen=1, binaries=(binary,))
 
 
-def _plan(gpu: Arch, release: catalog.Release) -> Plan:
-    row = Row(name="t", platform="linux-x86_64", cuda=(release.name,), sass=(gpu,), ptx="none")
+def _plan(gpu: Arch, release: catalog.Release, profile: str = "release") -> Plan:
+    row = Row(name="t", platform="linux-x86_64", cuda=(release.name,), sass=(gpu,), ptx="none",
+              profile=profile)
     return Plan(row, Train(release), "linux-x86_64", (ArchSpec(gpu),))
 
 
-def _dc001(source: Source, plan: Plan) -> list[tuple[Severity, str]]:
-    policy = CheckPolicy(select=("DC001",), accept_ptx_for_sass=True)
+def _dc001(source: Source, plan: Plan, code: str = "DC001") -> list[tuple[Severity, str]]:
+    policy = CheckPolicy(select=(code,), accept_ptx_for_sass=True)
     report = check_source(source, plan, policy)
-    return [(f.severity, f.message) for f in report.findings if f.code == "DC001"]
+    return [(f.severity, f.message) for f in report.findings if f.code == code]
 
 
 def _codes() -> list[Arch]:
@@ -103,6 +104,22 @@ def test_check_never_passes_a_cubin_compat_refuses(code: Arch) -> None:
         found = _dc001(_source(c), _plan(gpu, NEWEST))
         if not found:
             assert verdict is not None and verdict.loads, (code.sass, gpu.cc, verdict)
+
+
+@pytest.mark.parametrize("kind", [CodeKind.SASS, CodeKind.PTX])
+@pytest.mark.parametrize("code", _codes(), ids=str)
+def test_audit_coverage_is_compat_library_verdict(code: Arch, kind: CodeKind) -> None:
+    """The audit profile judges coverage by loading: DC001 exactly where compat says the
+    library does not run, DC006 exactly where compat calls it a module for other GPUs."""
+    lib = (_container(_entry(kind, code)),)
+    for gpu in _gpus():
+        lv = compat.evaluate_binary(_source(*lib).binaries[0], Target(gpu, gpu.sass))
+        assert lv is not None
+        plan = _plan(gpu, NEWEST, "audit")
+        dc001 = _dc001(_source(*lib), plan)
+        dc006 = _dc001(_source(*lib), plan, "DC006")
+        assert bool(dc006) == lv.specialised, (code, kind, gpu, lv)
+        assert bool(dc001) == (not lv.verdict.runs and not lv.specialised), (code, gpu, lv)
 
 
 def test_family_ptx_on_thor_under_cuda_12_agrees() -> None:

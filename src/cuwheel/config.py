@@ -41,7 +41,10 @@ else:  # pragma: no cover - exercised on 3.10 only
 __all__ = ["Config", "default_config", "load_config", "parse_config"]
 
 TOP_KEYS = ("trains", "python", "torch-version", "cmake-version", "rows", "check")
-ROW_KEYS = ("name", "platform", "cuda", "sass", "ptx", "dependencies", "note")
+ROW_KEYS = (
+    "name", "platform", "cuda", "sass", "ptx", "dependencies", "note", "profile",
+    "library-trains", "optional",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,31 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
     if note is not None and not isinstance(note, str):
         problems.append(f"{where}: note must be a string")
         note = None
+    profile = raw.get("profile")
+    if profile is not None:
+        from cuwheel.checks.profiles import load_profiles
+
+        if profile not in load_profiles():
+            problems.append(f"{where}: profile must be one of {sorted(load_profiles())}, "
+                            f"got {profile!r}")
+            profile = None
+    lib_trains: list[tuple[str, str]] = []
+    raw_lt = raw.get("library-trains", {})
+    if not isinstance(raw_lt, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in raw_lt.items()
+    ):
+        problems.append(f"{where}: library-trains must map path globs to trains ('cu118', "
+                        "'13.0' or 'infer')")
+    else:
+        for glob_, train_name in raw_lt.items():
+            if train_name != "infer":
+                try:
+                    parse_train(train_name)
+                except ConfigError as exc:
+                    problems.extend(f"{where}: library-trains {glob_!r}: {p}" for p in exc.problems)
+                    continue
+            lib_trains.append((glob_, train_name))
+    optional = str_list(raw.get("optional", []), f"{where}: optional", problems)
     name = raw.get("name")
     if not isinstance(name, str):
         if name is not None:
@@ -139,6 +167,9 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
         ptx=ptx,
         dependencies=str(deps),
         note=note,
+        profile=profile if isinstance(profile, str) else None,
+        library_trains=tuple(lib_trains),
+        optional=tuple(optional),
     )
 
 

@@ -52,6 +52,16 @@ aarch64-linux-gnu-strip --strip-unneeded "$BIN/row_arm_cu13.so"
 gcc -shared -fPIC -O2 -Wl,-soname,libcudart.so.13 "$SRC/cudart_stub.c" -o "$BIN/renamed_cudart.so"
 strip --strip-unneeded "$BIN/renamed_cudart.so"
 
+# An auditwheel-grafted copy of the driver (file name and SONAME libcuda-<hash>.so.<driver
+# version>, exporting driver API entry points) and a plugin that NEEDs it.
+GRAFT=libcuda-3e1a2b4c.so.580.65.06
+gcc -shared -fPIC -O2 -Wl,-soname,$GRAFT "$SRC/libcuda_stub.c" -o "$BIN/grafted_libcuda.so"
+strip --strip-unneeded "$BIN/grafted_libcuda.so"
+cp "$BIN/grafted_libcuda.so" "$GRAFT"
+gcc -shared -fPIC -O2 "$SRC/hostonly.c" -L. -Wl,--no-as-needed -l:$GRAFT -Wl,-rpath,'$ORIGIN' \
+    -o "$BIN/needs_grafted_cuda.so"
+strip --strip-unneeded "$BIN/needs_grafted_cuda.so"
+
 # aarch64 host-only Python extension (the seed's _C: no CUDA at all).
 $ARMCC -shared -fPIC -O2 -Wl,-z,max-page-size=4096 "$SRC/hostonly.c" -o "$BIN/row_arm_hostonly.so"
 aarch64-linux-gnu-strip --strip-unneeded "$BIN/row_arm_hostonly.so"

@@ -3,6 +3,7 @@ plus lookups derived from them once (install paths, declared requirements, platf
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import posixpath
 import re
@@ -14,9 +15,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from cuwheel.checks.claims import Claim, claim_from_specs, implicit_claim
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.findings import Finding
 from cuwheel.checks.policy import CheckPolicy
+from cuwheel.checks.profiles import Profile
+from cuwheel.checks.profiles import profile as load_profile
+from cuwheel.checks.trains import LibraryTrain, infer_train, release_of
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Component, Platform
 from cuwheel.model.inventory import Binary, FatbinContainer, Source
@@ -116,6 +121,10 @@ class CheckContext:
         policy: CheckPolicy,
         local: str | None,
         train_from: str,
+        *,
+        profile: Profile | None = None,
+        claim: Claim | None = None,
+        audit: bool = False,
     ) -> None:
         self.source = source
         self.plan = plan
@@ -123,6 +132,38 @@ class CheckContext:
         self.local = local  # the wheel's local version ("cu130"), if any
         self.train_from = train_from  # where the row's train came from (a flag, the wheel...)
         self.wheel_name = posixpath.basename(source.path.replace("\\", "/"))
+        self.profile = profile or load_profile(policy.profile or plan.row.profile)
+        self.audit = audit  # no row: the plan was made up from what the wheel says
+        self._claim = claim
+
+    # -- claim and trains -----------------------------------------------------------
+    @functools.cached_property
+    def claim(self) -> Claim:
+        """The GPUs the wheel must run on: given, else the row's, else its own SASS."""
+        if self._claim is not None:
+            return self._claim
+        if self.plan.targets:
+            return claim_from_specs(self.plan.targets, f"row {self.plan.row.name!r}")
+        return implicit_claim([lib.binary for lib in self.loadable_libs()])
+
+    def train_of(self, lib: Lib) -> LibraryTrain:
+        """The library's train: the row's (or a row's ``library-trains`` entry), or, in
+        audit mode and for ``infer`` entries, what the library itself says."""
+        wanted: str | None = None
+        for pattern, train in self.plan.row.library_trains:
+            if fnmatch.fnmatchcase(lib.member, pattern):
+                wanted = train
+                break
+        requires = self.source.wheel.requires_dist if self.source.wheel else ()
+        if wanted == "infer" or (wanted is None and self.audit):
+            return infer_train(lib.binary, requires)
+        if wanted is not None:
+            return LibraryTrain(release_of(wanted), f"row {self.plan.row.name!r}: {wanted}")
+        return LibraryTrain(self.plan.train.release, f"the row's train {self.plan.train}")
+
+    def optional(self, lib: Lib) -> bool:
+        """A plugin the row marks optional: its CUDA dependencies may come with an extra."""
+        return any(fnmatch.fnmatchcase(lib.member, p) for p in self.plan.row.optional)
 
     # -- row ----------------------------------------------------------------------
     @property

@@ -4,24 +4,37 @@ requirement of the row's CUDA major (or bundled), and nothing CUDA is declared i
 from __future__ import annotations
 
 from cuwheel.checks._libs import cuda_links
+from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Declared
 from cuwheel.checks.findings import Finding
 
 __all__ = ["check_dependencies", "provider"]
 
 
-def provider(ctx: CheckContext, name: str) -> Declared | None:
-    """The applicable declared requirement that installs library ``name`` for the row's major."""
+def provider(ctx: CheckContext, name: str, major: int | None = None) -> Declared | None:
+    """The applicable declared requirement that installs library ``name`` for ``major``
+    (default: the row's)."""
+    major = ctx.major if major is None else major
     for d in ctx.declared:
-        if d.applies and any(c.major == ctx.major and c.ships(name, ctx.os) for c in d.components):
+        if d.applies and any(c.major == major and c.ships(name, ctx.os) for c in d.components):
             return d
     return None
 
 
-def _hint(ctx: CheckContext, name: str) -> str:
+def _with_extra(ctx: CheckContext, name: str, major: int) -> Declared | None:
+    """A requirement that installs ``name`` only when the user asks for an extra."""
+    for d in ctx.declared:
+        if not d.applies and d.extras and any(
+            c.major == major and c.ships(name, ctx.os) for c in d.components
+        ):
+            return d
+    return None
+
+
+def _hint(ctx: CheckContext, name: str, major: int | None) -> str:
     from cuwheel.knowledge import catalog
 
-    comps = [c for c in catalog.find_library(name, ctx.major, ctx.os)]
+    comps = [c for c in catalog.find_library(name, major, ctx.os)]
     if not comps:
         return ""
     if ctx.plan.row.dependencies == "none":
@@ -43,12 +56,27 @@ def check_dependencies(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = []
     used: set[tuple[str, str]] = set()  # (requirement text, component name)
     for lib in ctx.loadable_libs():
+        major = ctx.train_of(lib).major
+        if major is None:
+            continue
         for name, comps in cuda_links(ctx, lib):
-            if not any(c.major == ctx.major for c in comps):
+            if not any(c.major == major for c in comps):
                 continue  # another major: TAG004
             if ctx.ships(name):
                 continue
-            d = provider(ctx, name)
+            d = provider(ctx, name, major)
+            extra = _with_extra(ctx, name, major) if d is None else None
+            if extra is not None:
+                optional = ctx.optional(lib)
+                out.append(ctx.finding(
+                    "DEP006",
+                    f"links {name}, which only {extra.label} with extra "
+                    f"{', '.join(repr(e) for e in extra.extras)} provides: without it this "
+                    "library does not load" + (" (the row marks it optional)" if optional else ""),
+                    lib.name,
+                    Severity.INFO if optional else None,
+                ))  # fmt: skip
+                continue
             if d is None:
                 renamed = ctx.ships_soname(name)
                 why = (
@@ -60,8 +88,9 @@ def check_dependencies(ctx: CheckContext) -> list[Finding]:
                 out.append(ctx.finding(
                     "DEP001",
                     f"links {name}, which no requirement provides and the wheel does not ship"
-                    + why + _hint(ctx, name),
+                    + why + _hint(ctx, name, major),
                     lib.name,
+                    Severity.INFO if ctx.optional(lib) else None,
                 ))  # fmt: skip
                 continue
         for name, _ in cuda_links(ctx, lib):
@@ -77,7 +106,9 @@ def check_dependencies(ctx: CheckContext) -> list[Finding]:
                 "DEP005", f"declares {d.label}, but the row says dependencies = none"
             ))  # fmt: skip
             continue
-        if d.majors is not None and ctx.major not in d.majors:
+        lib_majors = {m for lib in ctx.loadable_libs() if (m := ctx.train_of(lib).major)}
+        wanted = lib_majors if ctx.audit and lib_majors else {ctx.major}
+        if d.majors is not None and not (wanted & d.majors):
             majors = ", ".join(str(m) for m in sorted(d.majors))
             out.append(ctx.finding(
                 "DEP003",

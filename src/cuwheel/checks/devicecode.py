@@ -13,9 +13,18 @@ import dataclasses
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
+from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import CodeKind, FatbinContainer
-from cuwheel.rules.loading import ContainerVerdict, Verdict, judge_container
+from cuwheel.rules.library import judge_library, specialised_only
+from cuwheel.rules.loading import (
+    ContainerVerdict,
+    Verdict,
+    counted_containers,
+    judge_container,
+    link_stub_index,
+)
+from cuwheel.rules.runtime import binary_os
 
 _Containers = tuple[FatbinContainer, ...]
 
@@ -63,10 +72,14 @@ def check_has_device_code(ctx: CheckContext) -> list[Finding]:
     libs = list(ctx.loadable_libs())
     if any(lib.runtime_containers() for lib in libs):
         return []
-    claimed = " ".join(a.sass for a in ctx.plan.sass)
+    gpus = ctx.plan.sass if ctx.profile.coverage == "exact" else ctx.claim.gpus
+    if not gpus:
+        return []  # nothing claimed (a runtime-only wheel read without a row)
+    claimed = " ".join(a.sass for a in gpus)
     return [ctx.finding(
         "DC004",
-        f"no device code in any of {len(libs)} binaries read, yet the row claims {claimed}",
+        f"no device code in any of {len(libs)} binaries read, yet the "
+        f"{'row' if ctx.profile.coverage == 'exact' else 'claim'} says {claimed}",
     )]  # fmt: skip
 
 
@@ -74,6 +87,9 @@ def check_device_code(ctx: CheckContext) -> list[Finding]:
     """DC001, DC002, DC003, DC005 for every loadable library with device code."""
     if ctx.is_cpu:
         return []
+    if ctx.profile.coverage == "loads":
+        return [f for lib in ctx.loadable_libs() if lib.runtime_containers()
+                for f in _loads(ctx, lib)]
     out: list[Finding] = []
     for lib in ctx.loadable_libs():
         containers = lib.runtime_containers()
@@ -165,3 +181,88 @@ def _ptx(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Finding]:
             lib.name,
         ))  # fmt: skip
     return out
+
+
+# ---------------------------------------------------------------------------- coverage "loads"
+
+
+def _gpu_names(gpus: list[Arch]) -> str:
+    names = []
+    for a in gpus:
+        g = catalog.gpu_for_arch(a)
+        product = g.products[0].name if g and g.products else None
+        names.append(f"{a.cc}" + (f" {product}" if product else ""))
+    return ", ".join(names)
+
+
+def _loads(ctx: CheckContext, lib: Lib) -> list[Finding]:
+    """DC001 / DC003 / DC006 / DC007: does the library load on every claimed GPU, by the
+    loading rules and the library roll-up compat uses (docs/compat.md)."""
+    b = lib.binary
+    os = binary_os(b)
+    stub = link_stub_index(b)
+    failing: list[tuple[Arch, str]] = []
+    jit: list[Arch] = []
+    specialised: list[Arch] = []
+    for gpu in ctx.claim.gpus:
+        cvs = [judge_container(c, gpu, os=os, stub=i == stub) for i, c in enumerate(b.containers)]
+        j = judge_library(b, cvs, gpu)
+        if j is None:
+            continue
+        if j.verdict.runs:
+            if j.verdict is Verdict.PTX_JIT:
+                jit.append(gpu)
+        elif j.specialised_library:
+            specialised.append(gpu)
+        else:
+            failing.append((gpu, j.reason))
+    out: list[Finding] = []
+    if failing:
+        gpus = [g for g, _ in failing]
+        out.append(ctx.finding(
+            "DC001",
+            f"no kernel image for CC {_gpu_names(gpus)} ({ctx.claim.source} claims "
+            f"{'them' if len(gpus) > 1 else 'it'}): {failing[0][1]}",
+            lib.name,
+        ))  # fmt: skip
+    if jit:
+        out.append(ctx.finding(
+            "DC007",
+            f"runs on CC {_gpu_names(jit)} only by JIT-compiling PTX (the first load compiles; "
+            "slow start, and it needs a driver that knows the PTX ISA)",
+            lib.name,
+        ))  # fmt: skip
+    if specialised:
+        archs = sorted({e.name for c in b.containers for e in c.entries})
+        out.append(ctx.finding(
+            "DC006",
+            f"a module of arch- or family-specific code only ({' '.join(archs[:6])}): not "
+            f"loadable on CC {_gpu_names(specialised)}, which its package must not ask it to",
+            lib.name,
+        ))  # fmt: skip
+    if not specialised_only(b):  # a module for some GPUs promises nothing for later ones
+        out += _future_ptx(ctx, lib)
+    return out
+
+
+def _future_ptx(ctx: CheckContext, lib: Lib) -> list[Finding]:
+    """DC003 in coverage "loads": the claimed PTX, or, where no PTX is claimed, any plain
+    PTX at all — without it the GPUs after the newest SASS get no code."""
+    entries = [e for _, c in counted_containers(lib.binary) for e in c.entries]
+    ptx = {e.arch for e in entries if e.kind is CodeKind.PTX}
+    if ctx.claim.ptx:
+        lacking = [a for a in ctx.claim.ptx if a not in ptx]
+        if not lacking:
+            return []
+        msg = f"no {' '.join(a.ptx for a in lacking)} PTX ({ctx.claim.source} claims it)"
+    else:
+        if any(not a.variant for a in ptx):
+            return []
+        sass = [e.arch for e in entries if e.kind is CodeKind.SASS and not e.arch.variant]
+        if not sass:
+            return []
+        msg = (
+            f"no plain PTX: GPUs newer than {max(sass).sass} get no code "
+            "(compute_XY PTX of the newest architecture would JIT-compile for them)"
+        )
+    return [ctx.finding("DC003", msg, lib.name)]

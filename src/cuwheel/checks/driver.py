@@ -5,14 +5,15 @@ run path at the toolkit's link-time stubs."""
 from __future__ import annotations
 
 import posixpath
+import re
 
 from packaging.utils import canonicalize_name
 
-from cuwheel.checks.context import CheckContext
+from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
 from cuwheel.knowledge import catalog
 
-__all__ = ["STUB_PACKAGES", "STUB_TOOLKIT_EXTRAS", "check_driver"]
+__all__ = ["STUB_PACKAGES", "STUB_TOOLKIT_EXTRAS", "check_driver", "driver_identity"]
 
 # Packages that carry stand-ins for driver libraries (docs/cuda.md#driver-provided-libraries:
 # the cuda-toolkit extra `nvml` installs nvidia-nvml-dev, headers and a link-time
@@ -21,17 +22,46 @@ STUB_PACKAGES = ("nvidia-nvml-dev", "nvidia-nvml-dev-cu11", "nvidia-nvml-dev-cu1
 STUB_TOOLKIT_EXTRAS = ("nvml",)
 
 
+# auditwheel's renaming of a grafted library: libcuda.so.535.104.05 -> libcuda-3e1a2b4c.so....
+_GRAFTED = re.compile(r"^(?P<stem>[^/]+?)-[0-9a-f]{8,}(?P<rest>\.so(?:\.[\w.]*)?|\.dll)$", re.I)
+# Entry points only the driver's own libraries export (CUDA driver API, NVML).
+_DRIVER_EXPORTS = (
+    ("libcuda.so.1", frozenset({"cuInit", "cuDriverGetVersion", "cuModuleLoadData"})),
+    ("libnvidia-ml.so.1", frozenset({"nvmlInit_v2", "nvmlShutdown"})),
+)
+
+
+def driver_identity(lib: Lib) -> str | None:
+    """Which driver library ``lib`` is, whatever its file is called: by file name or
+    SONAME, by the name auditwheel renamed (``libcuda-<hash>.so.<version>``), or by the
+    driver API it exports; None when it is none."""
+    names = {posixpath.basename(lib.member)}
+    if lib.binary.soname:
+        names.add(lib.binary.soname)
+    for n in sorted(names):
+        if catalog.is_driver_library(n):
+            return n
+    for n in sorted(names):
+        m = _GRAFTED.match(n)
+        if m and catalog.is_driver_library(m["stem"] + m["rest"]):
+            return f"{m['stem'] + m['rest']} (renamed {n})"
+    exported = set(lib.binary.exported)
+    for name, symbols in _DRIVER_EXPORTS:
+        if symbols <= exported:
+            return f"{name} (it exports {', '.join(sorted(symbols))})"
+    return None
+
+
 def check_driver(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = []
+    drivers: dict[str, str] = {}  # member -> what driver library it is
     for lib in ctx.libs:
-        names = {posixpath.basename(lib.member)}
-        if lib.binary.soname:
-            names.add(lib.binary.soname)
-        hit = sorted(n for n in names if catalog.is_driver_library(n))
-        if hit:
+        who = driver_identity(lib)
+        if who is not None:
+            drivers[lib.member] = who
             out.append(ctx.finding(
                 "DRV001",
-                f"{hit[0]} is a driver library: it must come from the installed NVIDIA driver",
+                f"{who} is a driver library: it must come from the installed NVIDIA driver",
                 lib.name,
             ))  # fmt: skip
         for e in lib.binary.rpath + lib.binary.runpath:
@@ -39,6 +69,16 @@ def check_driver(ctx: CheckContext) -> list[Finding]:
                 out.append(ctx.finding(
                     "DRV003",
                     f"run path entry {e!r} points at link-time stubs of driver libraries",
+                    lib.name,
+                ))  # fmt: skip
+    for lib in ctx.loadable_libs():
+        for name in lib.binary.needed:
+            shipped = ctx.ships(name)
+            if shipped is not None and shipped.member in drivers:
+                out.append(ctx.finding(
+                    "DRV004",
+                    f"needs {name}, the bundled copy of {drivers[shipped.member]}: it would "
+                    "load a driver that does not match the machine's kernel module",
                     lib.name,
                 ))  # fmt: skip
     for d in ctx.declared:

@@ -64,6 +64,8 @@ class WheelReport:
     findings: tuple[Finding, ...] = ()
     fail_on: Severity = Severity.ERROR
     notes: tuple[str, ...] = field(default=())
+    profile: str = "audit"
+    claim: str | None = None  # the GPUs judged, described (None for the CPU row)
 
     @property
     def failing(self) -> tuple[Finding, ...]:

@@ -30,6 +30,7 @@ from cuwheel.model.arch import Arch, ArchSpellingError
 __all__ = ["CHECK_KEYS", "CheckPolicy", "Waiver", "parse_check_table", "parse_prefixes"]
 
 CHECK_KEYS = (
+    "profile",
     "select",
     "ignore",
     "fail-on",
@@ -60,6 +61,8 @@ class Waiver:
 
 @dataclass(frozen=True)
 class CheckPolicy:
+    # data/profiles.toml: None = the row's profile, else "audit" (checks/profiles.py)
+    profile: str | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     fail_on: Severity = Severity.ERROR
@@ -123,6 +126,16 @@ def parse_check_table(raw: object, where: str, problems: list[str]) -> CheckPoli
             hint = did_you_mean(key, CHECK_KEYS) or f"; known keys: {', '.join(CHECK_KEYS)}"
             problems.append(f"{where}: unknown key {key!r}{hint}")
     changes: dict[str, Any] = {}
+    if "profile" in raw:
+        from cuwheel.checks.profiles import load_profiles
+
+        v = raw["profile"]
+        known = sorted(load_profiles())
+        if v in known:
+            changes["profile"] = v
+        else:
+            problems.append(f"{where}.profile: expected one of {known}, got {v!r}"
+                            + did_you_mean(str(v), known))
     for key in ("select", "ignore"):
         if key in raw:
             changes[key] = parse_prefixes(

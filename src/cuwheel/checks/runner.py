@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
+from cuwheel.checks.claims import Claim, claim_from_gpus
+from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.cpu import check_cpu
 from cuwheel.checks.dependencies import check_dependencies
@@ -17,13 +20,23 @@ from cuwheel.checks.ownership import check_ownership
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.runpaths import check_runpaths
 from cuwheel.checks.tags import check_machine, check_train
+from cuwheel.checks.trains import infer_train
 from cuwheel.checks.windows import check_windows
-from cuwheel.errors import InputError
+from cuwheel.errors import ConfigError, InputError
+from cuwheel.knowledge import catalog
 from cuwheel.model.inventory import Source
-from cuwheel.plan.rows import Plan, Row
-from cuwheel.plan.select import Selection, select
+from cuwheel.plan.rows import CPU_TRAIN, Plan, Row, Train, parse_train
+from cuwheel.plan.select import (
+    ENV_ROW,
+    ENV_TRAIN,
+    RELEASE_ENV_TRAIN,
+    Selection,
+    parse_wheel_name,
+    select,
+)
+from cuwheel.rules.runtime import runtime_majors
 
-__all__ = ["CHECKS", "check_source", "check_wheel", "check_wheels"]
+__all__ = ["CHECKS", "audit_plan", "check_source", "check_wheel", "check_wheels"]
 
 Check = Callable[[CheckContext], list[Finding]]
 
@@ -62,17 +75,28 @@ def check_source(
     *,
     local: str | None = None,
     train_from: str = "the wheel's local version",
+    claim: Claim | None = None,
+    audit: bool = False,
+    notes: Sequence[str] = (),
 ) -> WheelReport:
     """Judge one inspected wheel against ``plan``: pure (facts + row + policy -> report).
-    ``local`` is the wheel's local version; ``train_from`` says where the train came from."""
+    ``local`` is the wheel's local version; ``train_from`` says where the train came from;
+    ``claim`` the GPUs it must run on (default: the row's, else its own SASS); ``audit``:
+    the plan was made up from the wheel (no row), so each library's train is its own."""
     policy = policy or CheckPolicy()
-    ctx = CheckContext(source, plan, policy, local, train_from)
+    ctx = CheckContext(source, plan, policy, local, train_from, claim=claim, audit=audit)
+    prof = ctx.profile
     findings: list[Finding] = []
     for name, check in CHECKS:
         for f in check(ctx):
             if not policy.enabled(f.code):
                 continue
-            f = Finding(f.code, f.severity, f.message, f.library, name)
+            severity: Severity | None = f.severity
+            if f.severity == CODES[f.code].severity:  # a check's own choice stands
+                severity = prof.severity(f.code, f.severity)
+            if severity is None:
+                continue
+            f = Finding(f.code, severity, f.message, f.library, name)
             w = policy.waiver_for(f.code, f.library)
             findings.append(f.waive(w.reason) if w else f)
     findings.sort(key=lambda f: (f.library or "", f.code))
@@ -89,7 +113,23 @@ def check_source(
         checks=tuple(name for name, _ in CHECKS),
         findings=tuple(findings),
         fail_on=policy.fail_on,
+        notes=tuple(notes) + _audit_notes(ctx),
+        profile=prof.name,
+        claim=ctx.claim.describe() if not ctx.is_cpu else None,
     )
+
+
+def _audit_notes(ctx: CheckContext) -> tuple[str, ...]:
+    """What audit mode inferred, library by library (the evidence for its trains)."""
+    if not ctx.audit:
+        return ()
+    out = []
+    for lib in ctx.loadable_libs():
+        t = ctx.train_of(lib)
+        if lib.runtime_containers() or t.release is not None:
+            name = t.release.train if t.release else "unknown"
+            out.append(f"{lib.name}: train {name} ({t.evidence})")
+    return tuple(out)
 
 
 def check_wheel(
@@ -101,26 +141,100 @@ def check_wheel(
     platform: str | None = None,
     row: str | None = None,
     environ: Mapping[str, str] | None = None,
+    claim: Claim | None = None,
+    audit: bool | None = None,
+    gpus: str | None = None,
 ) -> WheelReport:
     """Inspect the wheel at ``path`` and check it against its row among ``rows`` (picked by
     :func:`cuwheel.plan.select.select` from the flags, the wheel's name and ``environ``).
 
-    Raises ConfigError when no row fits and InputError when the file is no readable wheel.
+    ``audit``: True judges the wheel without a row (each library by its own train, the
+    GPUs of ``claim`` or of its own SASS); None (the default) does so when no row can be
+    picked and no train or row was asked for; False never does.  ``gpus``: the claim as
+    ``--gpus`` names it (``"V100,T4"``, ``"all"``: every GPU of the wheel's train).  Raises
+    ConfigError when no row fits and InputError when the file is no readable wheel.
     """
     from cuwheel.read.inspect import inspect
 
     p = os.fspath(path)
     if not os.path.isfile(p):
         raise InputError(p, "no such file")
-    sel: Selection = select(
-        rows, train=train, platform=platform, row=row, wheel=p, environ=environ
-    )
-    inventory = inspect(p, workers=1)
+    env = os.environ if environ is None else environ
+    sel: Selection | None = None
+    if audit is not True:
+        try:
+            sel = select(rows, train=train, platform=platform, row=row, wheel=p, environ=env)
+        except ConfigError:
+            asked = train or row or any(env.get(v) for v in (ENV_ROW, ENV_TRAIN))
+            if audit is False or asked:
+                raise
+    inventory = inspect(p)
     source = inventory.sources[0]
     if source.kind != "wheel" or source.wheel is None:
         why = source.problems[0].message if source.problems else "not a wheel"
         raise InputError(p, why)
-    return check_source(source, sel.plan, policy, local=sel.local, train_from=sel.train_from)
+    if sel is not None:
+        if gpus:
+            claim = claim_from_gpus(gpus, sel.plan.train.release)
+        return check_source(source, sel.plan, policy, local=sel.local,
+                            train_from=sel.train_from, claim=claim)
+    plan, train_from, notes = audit_plan(source, train=train, platform=platform, environ=env)
+    if gpus:
+        claim = claim_from_gpus(gpus, plan.train.release)
+    local = parse_wheel_name(p).local
+    return check_source(source, plan, policy, local=local, train_from=train_from,
+                        claim=claim, audit=True, notes=notes)
+
+
+def audit_plan(
+    source: Source,
+    *,
+    train: str | None = None,
+    platform: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[Plan, str, tuple[str, ...]]:
+    """A plan made up from the wheel itself, for audit mode: its platform tag, and the train
+    from ``train``, its ``+cuXYZ``, the environment, or what its libraries say (the most
+    common of their trains).  Returns (plan, where the train came from, notes)."""
+    name = parse_wheel_name(source.path)
+    plat = platform or name.platform
+    env = os.environ if environ is None else environ
+    chosen: Train | None = None
+    train_from = ""
+    if train:
+        chosen, train_from = parse_train(train), "--train"
+    elif name.train is not None:
+        chosen, train_from = name.train, f"the wheel's +{name.local}"
+    else:
+        for var in (ENV_TRAIN, *RELEASE_ENV_TRAIN):
+            if env.get(var, "").strip():
+                chosen, train_from = parse_train(env[var].strip()), f"${var}"
+                break
+    notes: list[str] = []
+    if chosen is None:
+        requires = source.wheel.requires_dist if source.wheel else ()
+        guesses = [infer_train(b, requires) for b in source.binaries]
+        found = Counter(g.release for g in guesses if g.release is not None)
+        cuda = any(b.containers for b in source.binaries) or any(
+            runtime_majors(b) for b in source.binaries
+        )
+        if found:
+            release = max(found.items(), key=lambda kv: (kv[1], kv[0].version))[0]
+            chosen, train_from = Train(release), "what its libraries say"
+        elif cuda:
+            release = catalog.releases()[-1]
+            chosen, train_from = Train(release), "nothing (the newest release is assumed)"
+            notes.append(f"no library names its CUDA train; judged as {release.train}")
+        else:
+            chosen, train_from = CPU_TRAIN, "no CUDA code or link in the wheel"
+    if chosen.is_cpu:
+        row = Row(name="audit", platform=None, cuda=(), dependencies="none")
+    else:
+        assert chosen.release is not None
+        row = Row(name="audit", platform=plat, cuda=(chosen.release.name,), sass=(),
+                  ptx="none", dependencies="declare")
+    plan = Plan(row, chosen, None if chosen.is_cpu else plat, ())
+    return plan, train_from, tuple(notes)
 
 
 def check_wheels(

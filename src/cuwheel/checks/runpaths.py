@@ -63,11 +63,12 @@ def check_runpaths(ctx: CheckContext) -> list[Finding]:
                     f"run path entry {e!r} is relative to the working directory, not $ORIGIN",
                     lib.name,
                 ))  # fmt: skip
-        if ctx.is_cpu or ctx.major is None or lib.installed is None:
+        major = ctx.train_of(lib).major
+        if ctx.is_cpu or major is None or lib.installed is None:
             continue
         resolved = {r for e in entries if (r := resolve_origin(e, lib.installed)) is not None}
         for name, comps in cuda_links(ctx, lib):
-            if not any(c.major == ctx.major for c in comps):
+            if not any(c.major == major for c in comps):
                 continue
             shipped = ctx.ships(name)
             if shipped is not None:
@@ -76,10 +77,10 @@ def check_runpaths(ctx: CheckContext) -> list[Finding]:
                 target = posixpath.dirname(shipped.installed) or "."
                 origin = "the wheel ships it"
             else:
-                d = provider(ctx, name)
+                d = provider(ctx, name, major)
                 if d is None:
                     continue  # DEP001
-                comp = next(c for c in d.components if c.major == ctx.major and c.ships(name))
+                comp = next(c for c in d.components if c.major == major and c.ships(name))
                 if not comp.linux_dir:
                     continue
                 target = comp.linux_dir

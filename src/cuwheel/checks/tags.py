@@ -9,7 +9,7 @@ from cuwheel.checks.findings import Finding
 from cuwheel.errors import ConfigError
 from cuwheel.knowledge import catalog
 from cuwheel.model.inventory import CodeKind
-from cuwheel.plan.rows import parse_train
+from cuwheel.plan.rows import Train, parse_train
 from cuwheel.rules.runtime import PLATFORM_BINARIES
 
 __all__ = ["check_machine", "check_train"]
@@ -62,10 +62,14 @@ def check_train(ctx: CheckContext) -> list[Finding]:
             out.append(ctx.finding(
                 "TAG003", f"local version +{ctx.local} does not name the row's train {train}"
             ))  # fmt: skip
-    release = train.release
-    if release is None:
+    if train.release is None:
         return out
     for lib in ctx.loadable_libs():
+        lt = ctx.train_of(lib)
+        release = lt.release
+        if release is None:
+            continue
+        train = Train(release)
         for name in lib.binary.needed:
             comps = catalog.find_library(name, os=ctx.os)
             if comps and not any(c.major == release.major for c in comps):

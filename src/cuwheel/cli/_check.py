@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from cuwheel.checks import check_wheel
+from cuwheel.checks.claims import claim_from_archs
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.policy import parse_prefixes
 from cuwheel.config import load_config
@@ -73,6 +74,28 @@ def register(subparsers: Any) -> None:
         default=None,
         help="the row's PTX may be missing (reported as info)",
     )
+    p.add_argument(
+        "--archs",
+        metavar="LIST",
+        help="the architectures the wheel claims, in TORCH_CUDA_ARCH_LIST ('8.0;9.0+PTX'), "
+        "CMake ('80-real;90') or nvcc ('-gencode arch=compute_90,code=sm_90') spelling",
+    )
+    p.add_argument(
+        "--gpus",
+        metavar="NAMES",
+        help="the GPUs the wheel claims: 'V100,T4,A100' (catalog names, families, CCs) or "
+        "'all' (every GPU the train builds for)",
+    )
+    p.add_argument(
+        "--profile",
+        help="check profile: audit (published wheels, the default) or release (exact arch "
+        "lists; the built-in rows use it)",
+    )
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="judge the wheel without a row: each library by its own train",
+    )
     p.add_argument("--output", "-o", help="write the report to this file instead of stdout")
     p.set_defaults(handler=_run)
 
@@ -93,10 +116,27 @@ def _run(args: argparse.Namespace) -> int:
         accept_ptx_for_sass=args.accept_ptx_for_sass,
         accept_missing_ptx=args.accept_missing_ptx,
     )
-    reports = [
-        check_wheel(w, config.rows, policy, train=args.train, platform=args.platform, row=args.row)
-        for w in args.wheels
-    ]
+    if args.profile:
+        from cuwheel.checks.profiles import profile
+
+        profile(args.profile)  # ConfigError naming the known ones
+        policy = policy.with_options(profile=args.profile)
+    # Without a project configuration the built-in rows are the seed project's own: a wheel
+    # of anyone else is audited, unless a row of them is asked for by name.
+    audit: bool | None = True if args.audit else None
+    if config.source == "built-in defaults" and not args.row:
+        audit = True
+    reports = []
+    for w in args.wheels:
+        claim = None
+        if args.archs and args.gpus:
+            raise ConfigError("--archs and --gpus both name a claim: give one")
+        if args.archs:
+            claim = claim_from_archs(args.archs)
+        reports.append(check_wheel(
+            w, config.rows, policy, train=args.train, platform=args.platform, row=args.row,
+            claim=claim, audit=audit, gpus=args.gpus,
+        ))  # fmt: skip
     text = render(reports, args.format)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:

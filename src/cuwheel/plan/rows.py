@@ -97,6 +97,11 @@ class Row:
     ptx: str | tuple[Arch, ...] = "newest"  # "newest", "none" or explicit archs
     dependencies: str = "declare"  # "declare" NVIDIA packages, or "none"
     note: str | None = None
+    profile: str | None = None  # the check profile wheels of this row are held to
+    # Per-library trains of a multi-train wheel: (glob over paths in the wheel, train name
+    # or "infer"), first match wins; unmatched libraries use the row's train.
+    library_trains: tuple[tuple[str, str], ...] = ()
+    optional: tuple[str, ...] = ()  # globs: plugins whose CUDA dependencies are optional
 
     @property
     def is_cpu(self) -> bool:

@@ -46,9 +46,13 @@ def _summary(r: WheelReport) -> str:
 
 def _row_line(r: WheelReport) -> str:
     if r.train == "cpu":
-        return f"row {r.row}: CPU"
+        return f"row {r.row}: CPU (profile {r.profile})"
+    if r.row == "audit":
+        return (f"audit (no row): train {r.train} on {r.platform}; profile {r.profile}; "
+                f"claim {r.claim}")
     ptx = " ".join(r.ptx) or "none"
-    return f"row {r.row}: train {r.train} on {r.platform}; SASS {' '.join(r.sass)}; PTX {ptx}"
+    return (f"row {r.row}: train {r.train} on {r.platform}; SASS {' '.join(r.sass)}; "
+            f"PTX {ptx}; profile {r.profile}")
 
 
 def _read_line(r: WheelReport) -> str:
@@ -66,6 +70,7 @@ def to_text(reports: Sequence[WheelReport]) -> str:
         lines.append(f"cuwheel check {r.wheel}")
         lines.append(f"  {_row_line(r)}")
         lines.append(f"  {_read_line(r)}")
+        lines += [f"  note: {n}" for n in r.notes]
         groups: dict[str, list[Finding]] = {}
         for f in r.findings:
             groups.setdefault(f.library or WHEEL, []).append(f)
@@ -103,6 +108,9 @@ def to_json_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
         wheels.append({
             "wheel": r.wheel,
             "row": r.row,
+            "profile": r.profile,
+            "claim": r.claim,
+            "notes": list(r.notes),
             "train": r.train,
             "platform": r.platform,
             "sass": list(r.sass),

@@ -1,0 +1,99 @@
+"""Which CUDA train a library was built for, read from its own facts: the runtime it links
+(``libcudart.so.12`` -> CUDA 12), the toolkit recorded in its cubins (12.2), and the wheel's
+CUDA requirements (``nvidia-cuda-runtime-cu12==12.6.77``, ``cuda-toolkit==13.0.3``,
+``torch==2.7.1+cu126``).  A wheel can ship one library per train (bitsandbytes'
+``libbitsandbytes_cuda118.so`` ... ``_cuda132.so``): each is judged by its own."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from cuwheel.knowledge import catalog
+from cuwheel.knowledge.cuda import Release
+from cuwheel.model.inventory import Binary
+from cuwheel.rules.loading import counted_containers
+from cuwheel.rules.runtime import runtime_majors
+
+__all__ = ["LibraryTrain", "infer_train", "pinned_release", "release_of"]
+
+
+@dataclass(frozen=True)
+class LibraryTrain:
+    release: Release | None
+    evidence: str  # what says so, for reports
+
+    @property
+    def major(self) -> int | None:
+        return self.release.major if self.release else None
+
+
+def _release(major: int, minor: int | None) -> Release | None:
+    """The release (major, minor) when known, else the newest of ``major`` at or below it."""
+    same = [r for r in catalog.releases() if r.major == major]
+    if not same:
+        return None
+    if minor is not None:
+        below = [r for r in same if r.minor <= minor]
+        if below:
+            return below[-1]
+    return same[-1]
+
+
+def pinned_release(requires: Sequence[str]) -> tuple[Release, str] | None:
+    """The CUDA release the wheel's requirements pin, and the requirement that does."""
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        name = req.name.lower().replace("_", "-")
+        for spec in req.specifier:
+            if spec.operator not in ("==", "===", "~="):
+                continue
+            m = re.match(r"(\d+)\.(\d+)", spec.version)
+            local = re.search(r"\+cu(\d+)(\d)\b", spec.version)
+            if local and name == "torch":
+                r = _release(int(local[1]), int(local[2]))
+            elif m and (name == "cuda-toolkit" or name.startswith("nvidia-cuda-runtime")):
+                r = _release(int(m[1]), int(m[2]))
+            else:
+                continue
+            if r is not None:
+                return r, req.name + str(req.specifier)
+    return None
+
+
+def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
+    """The train of one library: its cubins' toolkit (major.minor) where it agrees with the
+    runtime it links, else the linked runtime's major (minor from the requirements' pins),
+    else the requirements alone; ``release`` None when nothing says."""
+    links = runtime_majors(binary)
+    link_major = max((m for m, _ in links), default=None)
+    link_lib = next((lib for m, lib in links if m == link_major), None)
+    toolkits = [c.toolkit for _, c in counted_containers(binary) if c.toolkit is not None]
+    tk = max(toolkits, key=lambda t: (t.major, t.minor), default=None)
+    pin = pinned_release(requires)
+    if tk is not None and (link_major is None or tk.major == link_major):
+        r = _release(tk.major, tk.minor)
+        if r is not None:
+            why = f"cubins built by CUDA {tk}" + (f", links {link_lib}" if link_lib else "")
+            return LibraryTrain(r, why)
+    if link_major is not None:
+        minor = pin[0].minor if pin and pin[0].major == link_major else None
+        r = _release(link_major, minor)
+        why = f"links {link_lib}" + (f", {pin[1]}" if minor is not None and pin else "")
+        return LibraryTrain(r, why)
+    if pin is not None:
+        return LibraryTrain(pin[0], pin[1])
+    return LibraryTrain(None, "nothing names a CUDA train")
+
+
+def release_of(train: str) -> Release:
+    """``cu130`` / ``13.0`` -> the release; UnknownName (a LookupError) when none."""
+    m = re.fullmatch(r"cu(\d+)(\d)", train)
+    return catalog.release((int(m[1]), int(m[2])) if m else train)
+
