@@ -23,7 +23,16 @@ from cuwheel.model.inventory import Binary, CodeKind
 from cuwheel.rules.library import specialised_only
 from cuwheel.rules.loading import counted_containers
 
-__all__ = ["Claim", "claim_from_archs", "claim_from_gpus", "claim_from_specs", "implicit_claim"]
+__all__ = [
+    "IMPLICIT",
+    "Claim",
+    "claim_from_archs",
+    "claim_from_gpus",
+    "claim_from_specs",
+    "implicit_claim",
+]
+
+IMPLICIT = "the SASS the wheel ships"
 
 
 @dataclass(frozen=True)
@@ -86,15 +95,20 @@ def claim_from_gpus(text: str, release: Release | None) -> Claim:
     return Claim(tuple(sorted(out)), (), f"--gpus {text.strip()}")
 
 
-def implicit_claim(binaries: Sequence[Binary]) -> Claim:
+def implicit_claim(binaries: Sequence[Binary], platform: str | None = None) -> Claim:
     """The GPUs a wheel shows it means to support: the compute capabilities it ships SASS
     for in its general libraries (a module of arch-specific code only says nothing about the
-    wheel), those the catalog knows."""
-    known = {g.arch for g in catalog.load_catalog().gpus}
+    wheel), those the catalog knows, less those no machine of the wheel's ``platform``
+    carries (an x86_64 wheel's sm_110 cubins claim no Jetson Thor)."""
+    known = {
+        g.arch
+        for g in catalog.load_catalog().gpus
+        if platform is None or (fh := g.fixed_hosts()) is None or platform in fh
+    }
     gpus: set[Arch] = set()
     for b in binaries:
         if specialised_only(b):
             continue
         for _, c in counted_containers(b):
             gpus.update(e.arch.base for e in c.entries if e.kind is CodeKind.SASS)
-    return Claim(tuple(sorted(gpus & known)), (), "the SASS the wheel ships")
+    return Claim(tuple(sorted(gpus & known)), (), IMPLICIT)

@@ -81,6 +81,19 @@ class Declared:
     applies: bool  # marker true on this wheel's platform without extras
     extras: tuple[str, ...]  # extras under which it applies, when only there
     is_cuda: bool
+    # Components its own requirements install and it loads first (a carrier such as
+    # torch; packages.toml [[carrier]]), for any CUDA major.
+    carried: tuple[Component, ...] = ()
+
+    def provides(self, library: str, major: int | None, os: str | None) -> Component | None:
+        """The component through which this requirement puts ``library`` in place."""
+        for c in self.components:
+            if (major is None or c.major == major) and c.ships(library, os):
+                return c
+        for c in self.carried:
+            if c.ships(library, os):
+                return c
+        return None
 
     @property
     def label(self) -> str:
@@ -144,7 +157,8 @@ class CheckContext:
             return self._claim
         if self.plan.targets:
             return claim_from_specs(self.plan.targets, f"row {self.plan.row.name!r}")
-        return implicit_claim([lib.binary for lib in self.loadable_libs()])
+        plat = self.platform.name if self.platform else None
+        return implicit_claim([lib.binary for lib in self.loadable_libs()], plat)
 
     def train_of(self, lib: Lib) -> LibraryTrain:
         """The library's train: the row's (or a row's ``library-trains`` entry), or, in
@@ -275,7 +289,11 @@ class CheckContext:
                         if req.marker.evaluate(platform_environment(self.platform.name, e))
                     )  # fmt: skip
             is_cuda = bool(found) or bool(_CUDA_NAME_RE.search(name))
-            out.append(Declared(text, name, found, majors, applies, extras, is_cuda))
+            carrier = catalog.load_catalog().carrier(name)
+            carried: tuple[Component, ...] = ()
+            if carrier is not None and self.os in carrier.os:
+                carried = tuple(c for c in comps if c.name in carrier.components)
+            out.append(Declared(text, name, found, majors, applies, extras, is_cuda, carried))
         return tuple(out)
 
     # -- findings -----------------------------------------------------------------

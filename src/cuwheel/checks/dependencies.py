@@ -16,7 +16,7 @@ def provider(ctx: CheckContext, name: str, major: int | None = None) -> Declared
     (default: the row's)."""
     major = ctx.major if major is None else major
     for d in ctx.declared:
-        if d.applies and any(c.major == major and c.ships(name, ctx.os) for c in d.components):
+        if d.applies and d.provides(name, major, ctx.os) is not None:
             return d
     return None
 
@@ -24,9 +24,7 @@ def provider(ctx: CheckContext, name: str, major: int | None = None) -> Declared
 def _with_extra(ctx: CheckContext, name: str, major: int) -> Declared | None:
     """A requirement that installs ``name`` only when the user asks for an extra."""
     for d in ctx.declared:
-        if not d.applies and d.extras and any(
-            c.major == major and c.ships(name, ctx.os) for c in d.components
-        ):
+        if not d.applies and d.extras and d.provides(name, major, ctx.os) is not None:
             return d
     return None
 

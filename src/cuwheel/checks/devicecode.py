@@ -9,7 +9,9 @@ error for its kernels.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
+from cuwheel.checks.claims import IMPLICIT
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
@@ -186,7 +188,7 @@ def _ptx(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Finding]:
 # ---------------------------------------------------------------------------- coverage "loads"
 
 
-def _gpu_names(gpus: list[Arch]) -> str:
+def _gpu_names(gpus: Sequence[Arch]) -> str:
     names = []
     for a in gpus:
         g = catalog.gpu_for_arch(a)
@@ -204,7 +206,13 @@ def _loads(ctx: CheckContext, lib: Lib) -> list[Finding]:
     failing: list[tuple[Arch, str]] = []
     jit: list[Arch] = []
     specialised: list[Arch] = []
-    for gpu in ctx.claim.gpus:
+    gpus = ctx.claim.gpus
+    release = ctx.train_of(lib).release
+    if ctx.claim.source == IMPLICIT and release is not None:
+        # a library is not asked about GPUs its own train's nvcc cannot build
+        # (bitsandbytes' CUDA 13 library and the sm_60 code of its CUDA 11.8 one)
+        gpus = tuple(g for g in gpus if release.accepts(g))
+    for gpu in gpus:
         cvs = [judge_container(c, gpu, os=os, stub=i == stub) for i, c in enumerate(b.containers)]
         j = judge_library(b, cvs, gpu)
         if j is None:
@@ -218,11 +226,11 @@ def _loads(ctx: CheckContext, lib: Lib) -> list[Finding]:
             failing.append((gpu, j.reason))
     out: list[Finding] = []
     if failing:
-        gpus = [g for g, _ in failing]
+        failed = [g for g, _ in failing]
         out.append(ctx.finding(
             "DC001",
-            f"no kernel image for CC {_gpu_names(gpus)} ({ctx.claim.source} claims "
-            f"{'them' if len(gpus) > 1 else 'it'}): {failing[0][1]}",
+            f"no kernel image for CC {_gpu_names(failed)} ({ctx.claim.source} claims "
+            f"{'them' if len(failed) > 1 else 'it'}): {failing[0][1]}",
             lib.name,
         ))  # fmt: skip
     if jit:

@@ -45,10 +45,13 @@ def driver_identity(lib: Lib) -> str | None:
         m = _GRAFTED.match(n)
         if m and catalog.is_driver_library(m["stem"] + m["rest"]):
             return f"{m['stem'] + m['rest']} (renamed {n})"
+    # The driver API's entry points confirm a copy whose name was changed further; alone
+    # they do not: XLA's and others' lazy-loading shims export them too (jax's CUDA plugin).
     exported = set(lib.binary.exported)
     for name, symbols in _DRIVER_EXPORTS:
-        if symbols <= exported:
-            return f"{name} (it exports {', '.join(sorted(symbols))})"
+        stem = name.split(".so", 1)[0]
+        if symbols <= exported and any(n.startswith(stem) for n in names):
+            return f"{name} (named {sorted(names)[0]}; it exports {', '.join(sorted(symbols))})"
     return None
 
 

@@ -80,9 +80,9 @@ def check_runpaths(ctx: CheckContext) -> list[Finding]:
                 d = provider(ctx, name, major)
                 if d is None:
                     continue  # DEP001
-                comp = next(c for c in d.components if c.major == major and c.ships(name))
-                if not comp.linux_dir:
-                    continue
+                comp = d.provides(name, major, ctx.os)
+                if comp is None or comp not in d.components or not comp.linux_dir:
+                    continue  # a carrier (torch) loads it first: no run path needed
                 target = comp.linux_dir
                 origin = f"{d.label} installs it"
             if target in resolved:

@@ -29,13 +29,30 @@ def check_windows(ctx: CheckContext) -> list[Finding]:
                     lib.name,
                 ))  # fmt: skip
                 continue
-            comps = catalog.find_library(name, os="windows")
-            if comps and ctx.ships(name) is None:
+            major = ctx.train_of(lib).major
+            comps = catalog.find_library(name, major, os="windows") or catalog.find_library(
+                name, os="windows"
+            )
+            if not comps or ctx.ships(name) is not None:
+                continue
+            declared = [d for d in ctx.declared if d.provides(name, major, "windows")]
+            if any(d.applies for d in declared):
+                continue  # a requirement puts it on the DLL search path
+            extra = next((d for d in declared if d.extras), None)
+            if extra is not None:
                 out.append(ctx.finding(
-                    "WIN002",
-                    f"imports {name} ({comps[0].distribution}), which the wheel does not ship",
+                    "DEP006",
+                    f"imports {name}, which only {extra.label} with extra "
+                    f"{', '.join(repr(e) for e in extra.extras)} provides: without it this DLL "
+                    "does not load",
                     lib.name,
                 ))  # fmt: skip
+                continue
+            out.append(ctx.finding(
+                "WIN002",
+                f"imports {name} ({comps[0].distribution}), which the wheel does not ship",
+                lib.name,
+            ))  # fmt: skip
     if ctx.plan.row.dependencies == "none":
         for d in ctx.declared:
             if d.is_cuda and d.applies:

@@ -83,14 +83,7 @@ def _canonical(arch: Arch) -> tuple[Arch, str | None]:
 
 
 def _hosts(gpu: Gpu, products: Sequence[Product]) -> tuple[str, ...] | None:
-    """The platforms of the machines that carry these products, where the catalog knows
-    them all: an integrated GPU's, or products with hosts of their own (superchips).  None
-    for a discrete GPU: any host its driver supports can carry the card."""
-    if products and all(p.hosts is not None for p in products):
-        return tuple(sorted({h for p in products for h in p.hosts or ()}))
-    if gpu.integrated:
-        return gpu.hosts
-    return None
+    return gpu.fixed_hosts(products)
 
 
 def target_for_cc(text: str, driver: Driver | None = None) -> Target:

@@ -32,7 +32,7 @@ from cuwheel.knowledge.cuda import (
     parse_version,
 )
 from cuwheel.knowledge.gpus import Gpu, GpuMatch, Product, load_gpus, search_gpus
-from cuwheel.knowledge.packages import Component, load_packages, match_lib
+from cuwheel.knowledge.packages import Carrier, Component, load_carriers, load_packages, match_lib
 from cuwheel.model.arch import Arch
 
 __all__ = [
@@ -95,6 +95,14 @@ class Catalog:
     torch: tuple[TorchConsumer, ...]
     cmake: CMakeConsumer
     meta: tuple[DataSource, ...]
+    carriers: tuple[Carrier, ...] = ()
+
+    def carrier(self, name: str) -> Carrier | None:
+        """The carrier package ``name`` (canonical), if the catalog records one."""
+        for c in self.carriers:
+            if c.name == name:
+                return c
+        return None
 
     # -- GPUs --------------------------------------------------------------------
     def find_gpus(self, query: str = "") -> tuple[GpuMatch, ...]:
@@ -212,6 +220,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
         tables["packages.toml"], chks["packages.toml"]
     )
     torch, cmake, tmeta = load_consumers(tables["consumers.toml"], chks["consumers.toml"])
+    carriers = load_carriers(tables["packages.toml"], chks["packages.toml"], comps)
     for chk in chks.values():
         problems.extend(chk.problems)
     known = {g.arch for g in gpus}
@@ -230,7 +239,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     metas = tuple(m for m in (gmeta, cmeta, pmeta, tmeta) if m is not None)
     return Catalog(
         gpus, rels, compat, renames, platforms, unreleased, comps, drv_l, drv_w, not_drv,
-        torch, cmake, metas,
+        torch, cmake, metas, carriers,
     )  # fmt: skip
 
 

@@ -50,6 +50,16 @@ class Gpu:
     def cc(self) -> str:
         return self.arch.cc
 
+    def fixed_hosts(self, products: Sequence[Product] = ()) -> tuple[str, ...] | None:
+        """The platforms of the machines that carry these products (default: all of the
+        GPU's), where the catalog knows them all: an integrated GPU's, or products with
+        hosts of their own (superchips).  None for a discrete GPU: any host its driver
+        supports can carry the card."""
+        products = tuple(products) or self.products
+        if products and all(p.hosts is not None for p in products):
+            return tuple(sorted({h for p in products for h in p.hosts or ()}))
+        return self.hosts if self.integrated else None
+
 
 @dataclass(frozen=True)
 class GpuMatch:

@@ -12,7 +12,7 @@ from typing import Any
 from cuwheel._validate import Checker
 from cuwheel.knowledge._load import DataSource, read_meta, source_mark, tables
 
-__all__ = ["Component", "load_packages", "match_lib"]
+__all__ = ["Carrier", "Component", "load_carriers", "load_packages", "match_lib"]
 
 
 def match_lib(name: str, pattern: str) -> bool:
@@ -148,3 +148,33 @@ def load_packages(
             if any(match_lib(lib, p) for p in linux + windows):
                 chk.problem(f"component {c.major}/{c.name}", f"{lib} matches a driver library")
     return tuple(components), linux, windows, not_driver, meta
+
+
+@dataclass(frozen=True)
+class Carrier:
+    """A package whose requirements install CUDA components of its train, loaded before
+    its dependents' extensions (packages.toml ``[[carrier]]``)."""
+
+    name: str  # canonical distribution name
+    os: tuple[str, ...]
+    components: tuple[str, ...]  # Component.name values
+    source: str
+
+
+def load_carriers(data: Mapping[str, Any], chk: Checker, components: tuple[Component, ...]
+                  ) -> tuple[Carrier, ...]:
+    known = {c.name for c in components}
+    out = []
+    for i, raw in enumerate(tables(data, "carrier", chk)):
+        f = chk.fields(raw, f"carrier[{i}]", {"name": str, "os": list, "components": list,
+                                              "source": str}, {"note": str})
+        if len(f) < 4:
+            continue
+        for c in f["components"]:
+            if c not in known:
+                chk.problem(f"carrier {f['name']}", f"unknown component {c!r}")
+        for o in f["os"]:
+            if o not in ("linux", "windows"):
+                chk.problem(f"carrier {f['name']}", f"os must be linux or windows: {o!r}")
+        out.append(Carrier(f["name"], tuple(f["os"]), tuple(f["components"]), f["source"]))
+    return tuple(out)
