@@ -16,7 +16,6 @@ from cuwheel.sources import (
     WheelFile,
     read_member,
     read_path,
-    unsafe_member_name,
     wheel_info,
 )
 
@@ -166,24 +165,18 @@ def _inspect_wheel(
     except InputError as exc:
         return Source("wheel", path, problems=(Problem(exc.path, exc.problem),))
     with wf:
-        info = wheel_info(wf)
-        problems: list[Problem] = []
+        info, problems = wheel_info(wf)
         names: list[str] = []
         total = 0
-        for name, zi in wf.infos.items():
-            if zi.is_dir():
-                continue
-            # zipfile cuts a name at its first NUL; orig_filename is the name as stored
-            why = unsafe_member_name(zi.orig_filename)
+        for m in wf.members:
+            why = wf.refusal(m)
             if why:
-                problems.append(Problem(wf.display(name), why))
+                problems.append(Problem(wf.display(m.name), why))
                 continue
-            if zi.file_size > limits.max_member_size:
-                problems.append(Problem(wf.display(name),
-                                        f"declared size {zi.file_size} exceeds the limit"))
+            if m.is_dir():
                 continue
-            names.append(name)
-            total += zi.file_size
+            names.append(m.name)
+            total += m.file_size
         if total > limits.max_total_size:
             problems.append(Problem(path, f"members declare {total} bytes in all, over the limit"))
             return Source("wheel", path, wheel=info, problems=tuple(problems))
