@@ -26,6 +26,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
+import cuwheel.api as api_mod
 import wheelfactory
 from cuwheel.inventory import Inventory, Problem, Source
 from cuwheel.sources import Limits
@@ -635,3 +636,140 @@ def test_total_declared_size_bounds_the_work(tmp_path: Path, zeros_256m: bytes) 
     (p,) = problems(r.inv.sources[0], WHL)
     assert p.message == f"members declare {4 * usize} bytes in all, over the limit"
     assert r.seconds < 5
+
+
+# ---------------------------------------------------------------------- 4. processes
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat_line = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat_line.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+SLOW_WORKERS = """
+import sys, time
+import cuwheel.api as api
+from cuwheel.cli import main
+api._PARALLEL_THRESHOLD = 0  # workers for any wheel
+api._BIG_MEMBER = 1  # a task per member
+api._cpu_count = lambda: 4  # even on a one-CPU runner
+def slow(*a, **k):
+    time.sleep(120)
+api.read_member = slow
+sys.exit(main(["inspect", "--workers", "4", sys.argv[1]]))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_die_with_their_parent(tmp_path: Path) -> None:
+    whl = wheelfactory.make_wheel(tmp_path, {f"lib/{i}.so": LIB for i in range(4)})
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_WORKERS, whl],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    kids: list[int] = []
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(kids) < 4:
+            time.sleep(0.05)
+            kids = _children(proc.pid)
+        assert len(kids) == 4, (kids, proc.poll())
+        time.sleep(0.3)  # the workers are in their tasks (or their initializer)
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 1
+        while time.monotonic() < deadline and any(_alive(k) for k in kids):
+            time.sleep(0.02)
+        assert [k for k in kids if _alive(k)] == []
+    finally:
+        proc.kill()
+        for k in kids:  # survivors of a failure: they would sleep on for two minutes
+            if _alive(k):
+                with contextlib.suppress(OSError):
+                    os.kill(k, signal.SIGKILL)
+
+
+def test_workers_are_no_more_than_tasks_and_cpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pools: list[int] = []
+
+    class Recording(api_mod.ProcessPoolExecutor):
+        def __init__(self, max_workers: int, **kw: object) -> None:
+            pools.append(max_workers)
+            super().__init__(max_workers, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api_mod, "ProcessPoolExecutor", Recording)
+    monkeypatch.setattr(api_mod, "_PARALLEL_THRESHOLD", 0)
+    monkeypatch.setattr(api_mod, "_BIG_MEMBER", len(LIB))
+    monkeypatch.setattr(api_mod, "_cpu_count", lambda: 8)
+    whl = wheelfactory.make_wheel(tmp_path, {"lib/a.so": LIB})  # lib/a.so + dist-info batch
+    inv = cuwheel.inspect(whl, workers=2000)
+    assert inv.problems == () and len(inv.binaries) == 1
+    assert pools == [2]
+    monkeypatch.setattr(api_mod, "_cpu_count", lambda: 1)
+    inv = cuwheel.inspect(whl, workers=2000)
+    assert pools == [2] and len(inv.binaries) == 1  # one CPU: no pool at all
+
+
+def test_workers_read_what_one_process_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whl = wheelfactory.make_wheel(tmp_path, {f"lib/{i}.so": LIB for i in range(3)}
+                                  | {"lib/k.ptx": PTX, "lib/cut.so": LIB[:9000]})
+    serial = cuwheel.inspect(whl, workers=1)
+    monkeypatch.setattr(api_mod, "_PARALLEL_THRESHOLD", 0)
+    monkeypatch.setattr(api_mod, "_BIG_MEMBER", 1)
+    monkeypatch.setattr(api_mod, "_cpu_count", lambda: 3)
+    parallel = cuwheel.inspect(whl, workers=3)
+    assert parallel == serial
+    assert len(serial.binaries) == 4 and len(serial.problems) == 1
+
+
+def test_a_worker_that_dies_is_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parent = os.getpid()
+    real = api_mod.read_member
+
+    def dies(*a: object, **k: object) -> object:
+        if os.getpid() != parent:
+            os._exit(3)  # as the kernel's OOM killer would end it
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api_mod, "read_member", dies)
+    monkeypatch.setattr(api_mod, "_PARALLEL_THRESHOLD", 0)
+    monkeypatch.setattr(api_mod, "_BIG_MEMBER", 1)
+    monkeypatch.setattr(api_mod, "_cpu_count", lambda: 2)
+    whl = wheelfactory.make_wheel(tmp_path, {"lib/a.so": LIB})
+    with time_limit(60):
+        inv = cuwheel.inspect([whl, BIN / "sm80.so"], workers=2)
+    (p,) = problems(inv.sources[0], whl)
+    assert p.path == whl and p.message == "a worker process died (out of memory?)"
+    assert len(inv.sources[1].binaries) == 1
+
+
+def test_worker_initializer_is_harmless_here() -> None:
+    """In this process (its parent alive) the initializer sets the death signal and
+    returns: a SIGTERM handler of the parent's is reset."""
+    old = signal.getsignal(signal.SIGTERM)
+    try:
+        api_mod._worker_init(os.getppid())
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, ctypes.c_ulong(0), ctypes.c_ulong(0),
+                                    ctypes.c_ulong(0), ctypes.c_ulong(0))
