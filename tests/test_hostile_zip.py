@@ -15,6 +15,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 import zipfile
@@ -773,3 +774,75 @@ def test_worker_initializer_is_harmless_here() -> None:
 
             ctypes.CDLL(None).prctl(1, ctypes.c_ulong(0), ctypes.c_ulong(0),
                                     ctypes.c_ulong(0), ctypes.c_ulong(0))
+
+
+# --------------------------------------------------------- 5. deep trees, links, FIFOs
+def _rmtree_deep(root: str) -> None:
+    """shutil.rmtree recurses once per level too (Python < 3.12)."""
+    stack = [(root, False)]
+    while stack:
+        p, emptied = stack.pop()
+        if emptied:
+            os.rmdir(p)
+            continue
+        stack.append((p, True))
+        with os.scandir(p) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append((e.path, False))
+                else:
+                    os.unlink(e.path)
+
+
+def test_directory_a_thousand_levels_deep() -> None:
+    """os.walk recursed once per level (RecursionError at about 1,000 on Python 3.11).
+    The tree is not under pytest's tmp_path: pytest's own clean-up of old temporary
+    directories would hit the same RecursionError, in every later run."""
+    top = tempfile.mkdtemp(prefix="cuwheel-deep-")
+    try:
+        d = Path(top) / "deep"
+        d.mkdir()
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            for _ in range(1000):  # relative to the last level: the syscalls stay short
+                os.mkdir("d", dir_fd=fd)
+                nfd = os.open("d", os.O_RDONLY, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
+            wfd = os.open("lib.so", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+            os.write(wfd, LIB)
+            os.close(wfd)
+        finally:
+            os.close(fd)
+        r = measure(d)
+        src = r.inv.sources[0]
+        assert src.problems == ()
+        (b,) = src.binaries
+        assert b.path == str(d) + "/d" * 1000 + "/lib.so" and len(b.containers) == 2
+        assert r.seconds < 10
+    finally:
+        _rmtree_deep(top)
+
+
+def test_symlink_loops_and_fifos_do_not_hang(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    (root / "lib").mkdir(parents=True)
+    (root / "lib" / "a.so").write_bytes(LIB)
+    (root / "lib" / "self").symlink_to(root / "lib")  # a directory loop
+    (root / "lib" / "up").symlink_to("..")
+    (root / "lib" / "x").symlink_to("y")  # a file loop
+    (root / "lib" / "y").symlink_to("x")
+    loop = tmp_path / "loop.whl"
+    loop.symlink_to(loop)
+    fifo = tmp_path / "fifo-1.0-py3-none-any.whl"
+    os.mkfifo(fifo)
+    to_fifo = tmp_path / "to_fifo.so"
+    to_fifo.symlink_to(fifo)
+    r = measure(root, loop, fifo, to_fifo, "/dev/zero", limit_s=10)
+    tree, lp, ff, tf, zero = r.inv.sources
+    assert tree.problems == () and [b.path for b in tree.binaries] == [str(root / "lib/a.so")]
+    assert "symbolic links" in problems(lp, str(loop))[0].message
+    assert problems(ff, str(fifo))[0].message == "not a regular file"
+    assert problems(tf, str(to_fifo))[0].message == "not a regular file"
+    assert problems(zero, "/dev/zero")[0].message == "not a regular file"
+    assert r.seconds < 5

@@ -6,6 +6,7 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -86,8 +87,14 @@ def _inspect_target(
             src = dataclasses.replace(src, problems=tuple(walk_problems) + src.problems)
         return src
     try:
-        with open(path, "rb") as f:
-            magic = f.read(4)
+        # Not open(): a FIFO would block it forever; a device is no input either.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return Source("file", path, problems=(Problem(path, "not a regular file"),))
+            magic = os.pread(fd, 4, 0)
+        finally:
+            os.close(fd)
     except OSError as exc:
         return Source("file", path, problems=(Problem(path, exc.strerror or str(exc)),))
     if magic == b"PK\x03\x04" or (magic == b"PK\x05\x06"):
@@ -99,18 +106,29 @@ def _inspect_target(
 
 
 def _walk(root: str, problems: list[Problem]) -> list[str]:
-    out = []
-
-    def unreadable(exc: OSError) -> None:
-        where = exc.filename or root
-        problems.append(Problem(str(where), exc.strerror or str(exc)))
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
-        dirnames.sort()
-        for fn in sorted(filenames):
-            p = os.path.join(dirpath, fn)
-            if not os.path.islink(p):
-                out.append(p)
+    """Every file under ``root`` that is no symlink, depth first in name order: a loop of
+    links is never followed, and depth costs no recursion (a tree 100,000 levels deep is
+    a list, not a stack overflow)."""
+    out: list[str] = []
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(Problem(str(exc.filename or d), exc.strerror or str(exc)))
+            continue
+        subdirs = []
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    subdirs.append(e.path)
+                elif not e.is_symlink():
+                    out.append(e.path)  # special files are refused by read_path
+            except OSError as exc:
+                problems.append(Problem(e.path, exc.strerror or str(exc)))
+        stack.extend(reversed(subdirs))
     return out
 
 
