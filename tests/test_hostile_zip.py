@@ -1,7 +1,8 @@
 """Hostile zips: every crafted wheel gives one-line problems naming the file and what is
 wrong, never a traceback, in bounded memory and time.
 
-Each hostile zip is built here, byte by byte (``build_zip``).
+Each hostile zip is built here, byte by byte (``build_zip``), or mutated from a small real
+wheel (``wheelfactory.make_wheel``) at the zip-structure level (the fuzz test at the end).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
@@ -846,3 +849,134 @@ def test_symlink_loops_and_fifos_do_not_hang(tmp_path: Path) -> None:
     assert problems(tf, str(to_fifo))[0].message == "not a regular file"
     assert problems(zero, "/dev/zero")[0].message == "not a regular file"
     assert r.seconds < 5
+
+
+# ----------------------------------------------------------------- 6. structure fuzzing
+def zip_layout(data: bytes) -> list[tuple[str, int, str]]:
+    """(label, offset, struct format) of every field of a well-formed zip's records:
+    end records, zip64 records, central entries and their extra fields, local headers.
+    Independent of cuwheel's parser."""
+    out: list[tuple[str, int, str]] = []
+
+    def record(label: str, at: int, fields: list[tuple[str, str]]) -> None:
+        for name, fmt in fields:
+            out.append((f"{label}.{name}", at, fmt))
+            at += struct.calcsize("<" + fmt)
+
+    eocd = data.rindex(b"PK\x05\x06")
+    record("eocd", eocd, EOCD_FIELDS)
+    (count, _, cd_offset) = struct.unpack_from("<HII", data, eocd + 10)
+    loc = eocd - 20
+    if data[loc : loc + 4] == b"PK\x06\x07":
+        record("loc64", loc, LOC64_FIELDS)
+        record("eocd64", loc - 56, EOCD64_FIELDS)
+        (count, _, cd_offset) = struct.unpack_from("<QQQ", data, loc - 56 + 32)
+    at = cd_offset
+    for k in range(count):
+        record(f"cd{k}", at, CENTRAL_FIELDS)
+        nlen, elen, clen = struct.unpack_from("<HHH", data, at + 28)
+        (offset,) = struct.unpack_from("<I", data, at + 42)
+        x = at + 46 + nlen
+        while x + 4 <= at + 46 + nlen + elen:
+            hid, hlen = struct.unpack_from("<HH", data, x)
+            out += [(f"cd{k}.extra.id", x, "H"), (f"cd{k}.extra.len", x + 2, "H")]
+            if hid == 1:
+                for j in range(hlen // 8):
+                    out.append((f"cd{k}.zip64.{j}", x + 4 + 8 * j, "Q"))
+                    if j == 2:
+                        (offset,) = struct.unpack_from("<Q", data, x + 4 + 16)
+            x += 4 + hlen
+        record(f"local{k}", offset, LOCAL_FIELDS)
+        at += 46 + nlen + elen + clen
+    return out
+
+
+def _base_wheels() -> dict[str, bytes]:
+    with tempfile.TemporaryDirectory() as d:
+        members = {"pkg/lib/a.so": LIB, "pkg/k.ptx": PTX, "pkg/__init__.py": b"# hi\n"}
+        out = {}
+        for label, method in [("deflate", 8), ("stored", 0)]:
+            p = wheelfactory.make_wheel(d, members, compression=method)
+            out[label] = Path(p).read_bytes()
+        p = wheelfactory.make_wheel(d, members, per_member={
+            "pkg/lib/a.so": zipfile.ZIP_BZIP2, "pkg/k.ptx": zipfile.ZIP_LZMA})
+        out["bzip2+lzma"] = Path(p).read_bytes()
+        with zipfile.ZipFile(p) as zf:
+            entries = [Entry(i.filename.encode(), zf.read(i), method=m)
+                       for i, m in zip(zf.infolist(), [12, 14, 8, 8, 8, 8], strict=True)]
+        out["zip64"] = build_zip(entries, zip64=True)
+    return out
+
+
+BASES = _base_wheels()
+LAYOUTS = {k: zip_layout(v) for k, v in BASES.items()}
+_FUZZ_N = int(os.environ.get("CUWHEEL_FUZZ", "0"))
+_FUZZ_FIXED = _FUZZ_N == 0
+_WIDTH = {"H": 16, "I": 32, "Q": 64}
+
+
+def _value(kind: int, old: int, fmt: str, rnd: int, size: int) -> int:
+    bits = _WIDTH[fmt]
+    choices = [0, 1, old + 1, old - 1, old * 2, old // 2, (1 << bits) - 1, (1 << bits) - 2,
+               1 << (bits - 1), size, size - old, old + size, old ^ (1 << (rnd % bits)),
+               rnd, 0xFFFF, 0xFFFFFFFF, 46, 30, 22, 63, 64]
+    return choices[kind % len(choices)] % (1 << bits)
+
+
+def mutate(base: str, edits: list[tuple[int, int, int]], flips: list[tuple[int, int]],
+           splice: tuple[int, int, bytes] | None, cut: int | None) -> bytes:
+    data = bytearray(BASES[base])
+    layout = LAYOUTS[base]
+    for pick, kind, rnd in edits:
+        _label, at, fmt = layout[pick % len(layout)]
+        (old,) = struct.unpack_from("<" + fmt, data, at)
+        struct.pack_into("<" + fmt, data, at, _value(kind, old, fmt, rnd, len(data)))
+    for at, value in flips:
+        data[at % len(data)] = value
+    if splice is not None:  # bytes inserted or removed: every later offset shifts
+        at, drop, ins = splice
+        at %= len(data)
+        data[at : at + drop] = ins
+    if cut is not None:
+        del data[cut % (len(data) + 1) :]
+    return bytes(data)
+
+
+@settings(max_examples=_FUZZ_N or 1500, deadline=None, derandomize=_FUZZ_FIXED,
+          database=None, suppress_health_check=list(HealthCheck))
+@given(
+    base=st.sampled_from(sorted(BASES)),
+    edits=st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 100),
+                             st.integers(0, (1 << 64) - 1)), min_size=1, max_size=4),
+    flips=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), max_size=3),
+    splice=st.none() | st.tuples(st.integers(0, 1 << 20), st.integers(0, 64),
+                                 st.binary(max_size=64)),
+    # rarely a cut: it loses the end records, and the zip is no zip
+    cut=st.one_of(st.none(), st.none(), st.none(), st.integers(0, 1 << 20)),
+)
+def test_fuzzed_zip_structure_never_raises(
+    base: str, edits: list[tuple[int, int, int]], flips: list[tuple[int, int]],
+    splice: tuple[int, int, bytes] | None, cut: int | None,
+) -> None:
+    data = mutate(base, edits, flips, splice, cut)
+    with tempfile.TemporaryDirectory() as d:
+        whl = Path(d) / WHL
+        whl.write_bytes(data)
+        with time_limit(20):
+            inv = cuwheel.inspect(whl, workers=1)
+        assert isinstance(inv, Inventory)
+        for p in inv.problems:
+            assert_one_line(p, str(whl))
+
+
+def test_fuzz_bases_are_clean_and_laid_out() -> None:
+    for label, data in BASES.items():
+        with tempfile.TemporaryDirectory() as d:
+            whl = Path(d) / WHL
+            whl.write_bytes(data)
+            inv = cuwheel.inspect(whl)
+        assert inv.problems == (), label
+        assert [len(b.containers) for b in inv.binaries] == [2, 1], label
+        labels = {lab for lab, _, _ in LAYOUTS[label]}
+        assert {"eocd.count", "cd0.offset", "local0.elen", "cd5.nlen"} <= labels
+    assert {lab for lab, _, _ in LAYOUTS["zip64"]} >= {"eocd64.cd_offset", "cd0.zip64.2"}
