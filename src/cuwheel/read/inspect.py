@@ -5,8 +5,12 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import signal
+import stat
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, Inventory, Problem, Source
@@ -16,7 +20,6 @@ from cuwheel.read.sources import (
     WheelFile,
     read_member,
     read_path,
-    unsafe_member_name,
     wheel_info,
 )
 
@@ -84,8 +87,14 @@ def _inspect_target(
             src = dataclasses.replace(src, problems=tuple(walk_problems) + src.problems)
         return src
     try:
-        with open(path, "rb") as f:
-            magic = f.read(4)
+        # Not open(): a FIFO would block it forever; a device is no input either.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return Source("file", path, problems=(Problem(path, "not a regular file"),))
+            magic = os.pread(fd, 4, 0)
+        finally:
+            os.close(fd)
     except OSError as exc:
         return Source("file", path, problems=(Problem(path, exc.strerror or str(exc)),))
     if magic == b"PK\x03\x04" or (magic == b"PK\x05\x06"):
@@ -97,18 +106,29 @@ def _inspect_target(
 
 
 def _walk(root: str, problems: list[Problem]) -> list[str]:
-    out = []
-
-    def unreadable(exc: OSError) -> None:
-        where = exc.filename or root
-        problems.append(Problem(str(where), exc.strerror or str(exc)))
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
-        dirnames.sort()
-        for fn in sorted(filenames):
-            p = os.path.join(dirpath, fn)
-            if not os.path.islink(p):
-                out.append(p)
+    """Every file under ``root`` that is no symlink, depth first in name order: a loop of
+    links is never followed, and depth costs no recursion (a tree 100,000 levels deep is
+    a list, not a stack overflow)."""
+    out: list[str] = []
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(Problem(str(exc.filename or d), exc.strerror or str(exc)))
+            continue
+        subdirs = []
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    subdirs.append(e.path)
+                elif not e.is_symlink():
+                    out.append(e.path)  # special files are refused by read_path
+            except OSError as exc:
+                problems.append(Problem(e.path, exc.strerror or str(exc)))
+        stack.extend(reversed(subdirs))
     return out
 
 
@@ -144,10 +164,10 @@ def _inspect_dist(name: str, payload: str) -> Source:
 # -- wheels ---------------------------------------------------------------------------
 _open_wheels: dict[str, WheelFile] = {}
 
+_TaskResult = list[tuple[str, list[Binary], list[Problem]]]
 
-def _wheel_task(path: str, names: list[str], limits: Limits, payload: str) -> list[
-    tuple[str, list[Binary], list[Problem]]
-]:
+
+def _wheel_task(path: str, names: list[str], limits: Limits, payload: str) -> _TaskResult:
     wf = _open_wheels.get(path)
     if wf is None:
         wf = _open_wheels[path] = WheelFile(path, limits)
@@ -158,6 +178,35 @@ def _wheel_task(path: str, names: list[str], limits: Limits, payload: str) -> li
     return out
 
 
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_init(parent: int) -> None:
+    """In each worker: die with the parent.  A worker left behind by a killed parent (CI
+    cancellation, ``timeout``) would otherwise wait on its task queue forever."""
+    # A forked worker inherits the parent's Python handlers; SIGTERM must terminate it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGTERM), ctypes.c_ulong(0),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0))
+        except (OSError, AttributeError):
+            pass
+    # The parent may have died before prctl took effect (the child is then re-parented).
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _inspect_wheel(
     path: str, workers: int, limits: Limits, progress: Progress | None, payload: str
 ) -> Source:
@@ -166,61 +215,45 @@ def _inspect_wheel(
     except InputError as exc:
         return Source("wheel", path, problems=(Problem(exc.path, exc.problem),))
     with wf:
-        info = wheel_info(wf)
-        problems: list[Problem] = []
+        info, problems = wheel_info(wf)
         names: list[str] = []
+        sizes_of: dict[str, int] = {}
         total = 0
-        for name, zi in wf.infos.items():
-            if zi.is_dir():
-                continue
-            # zipfile cuts a name at its first NUL; orig_filename is the name as stored
-            why = unsafe_member_name(zi.orig_filename)
+        for m in wf.members:
+            why = wf.refusal(m)
             if why:
-                problems.append(Problem(wf.display(name), why))
+                problems.append(Problem(wf.display(m.name), why))
                 continue
-            if zi.file_size > limits.max_member_size:
-                problems.append(Problem(wf.display(name),
-                                        f"declared size {zi.file_size} exceeds the limit"))
+            if m.is_dir():
                 continue
-            names.append(name)
-            total += zi.file_size
+            names.append(m.name)
+            sizes_of[m.name] = m.file_size
+            total += m.file_size
         if total > limits.max_total_size:
             problems.append(Problem(path, f"members declare {total} bytes in all, over the limit"))
             return Source("wheel", path, wheel=info, problems=tuple(problems))
         order = {n: i for i, n in enumerate(names)}
-        big = sorted((n for n in names if wf.infos[n].file_size >= _BIG_MEMBER),
-                     key=lambda n: -wf.infos[n].file_size)
-        small = [n for n in names if wf.infos[n].file_size < _BIG_MEMBER]
+        big = sorted((n for n in names if sizes_of[n] >= _BIG_MEMBER), key=lambda n: -sizes_of[n])
+        small = [n for n in names if sizes_of[n] < _BIG_MEMBER]
         tasks = [[n] for n in big] + [small[i : i + _BATCH] for i in range(0, len(small), _BATCH)]
-        sizes = [sum(wf.infos[n].file_size for n in t) for t in tasks]
-        results: list[tuple[str, list[Binary], list[Problem]]] = []
+        sizes = [sum(sizes_of[n] for n in t) for t in tasks]
+        results: _TaskResult = []
         done = 0
-        big_bytes = sum(wf.infos[n].file_size for n in big)
-        if workers > 1 and big_bytes >= _PARALLEL_THRESHOLD and len(tasks) > 1:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            # Forked workers inherit the open wheel (its central directory already read;
-            # reads use pread, so sharing the descriptor is safe).
-            _open_wheels[path] = wf
+        big_bytes = sum(sizes_of[n] for n in big)
+        # No more workers than tasks or CPUs: --workers 2000 on a two-task wheel forks two.
+        workers = min(workers, len(tasks), _cpu_count())
+        if workers > 1 and big_bytes >= _PARALLEL_THRESHOLD:
             try:
-                with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                    futures: list[
-                        tuple[Future[list[tuple[str, list[Binary], list[Problem]]]], int]
-                    ]
-                    futures = [(pool.submit(_wheel_task, path, t, limits, payload), s)
-                               for t, s in zip(tasks, sizes, strict=True)]
-                    for fut, s in futures:
-                        results += fut.result()
-                        done += s
-                        if progress:
-                            progress(path, done, total)
-            finally:
-                _open_wheels.pop(path, None)
+                results = _run_pool(path, wf, tasks, sizes, workers, limits, payload,
+                                    progress, total)
+            except BrokenProcessPool:
+                problems.append(Problem(path, "a worker process died (out of memory?)"))
+                return Source("wheel", path, wheel=info, problems=tuple(problems))
         else:
             for t in tasks:
                 for name in t:
                     results.append((name, *read_member(wf, name, payload)[:2]))
-                    done += wf.infos[name].file_size
+                    done += sizes_of[name]
                     if progress:
                         progress(path, done, total)
         results.sort(key=lambda r: order[r[0]])
@@ -228,3 +261,41 @@ def _inspect_wheel(
         problems += [p for _, _, ps in results for p in ps]
     return Source("wheel", path, wheel=info, files_seen=len(names), binaries=tuple(binaries),
                   problems=tuple(problems))
+
+
+def _run_pool(
+    path: str,
+    wf: WheelFile,
+    tasks: list[list[str]],
+    sizes: list[int],
+    workers: int,
+    limits: Limits,
+    payload: str,
+    progress: Progress | None,
+    total: int,
+) -> _TaskResult:
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    # Forked workers inherit the open wheel (its central directory already read;
+    # reads use pread, so sharing the descriptor is safe).
+    _open_wheels[path] = wf
+    results: _TaskResult = []
+    done = 0
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                               initializer=_worker_init, initargs=(os.getpid(),))
+    try:
+        futures: list[tuple[Future[_TaskResult], int]]
+        futures = [(pool.submit(_wheel_task, path, t, limits, payload), s)
+                   for t, s in zip(tasks, sizes, strict=True)]
+        for fut, s in futures:
+            results += fut.result()
+            done += s
+            if progress:
+                progress(path, done, total)
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        _open_wheels.pop(path, None)
+    pool.shutdown(wait=True)
+    return results
