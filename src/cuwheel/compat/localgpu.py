@@ -53,7 +53,10 @@ def _text(value: object) -> str:
 
 def _via_nvml() -> LocalMachine:
     nvml: Any = importlib.import_module("pynvml")  # from nvidia-ml-py, untyped
-    nvml.nvmlInit()
+    try:
+        nvml.nvmlInit()
+    except nvml.NVMLError as exc:
+        raise _NvmlFailed(str(exc)) from exc
     try:
         version = _text(nvml.nvmlSystemGetDriverVersion())
         cuda_int = int(nvml.nvmlSystemGetCudaDriverVersion())
@@ -62,6 +65,8 @@ def _via_nvml() -> LocalMachine:
             h = nvml.nvmlDeviceGetHandleByIndex(i)
             major, minor = nvml.nvmlDeviceGetCudaComputeCapability(h)
             gpus.append(LocalGpu(i, _text(nvml.nvmlDeviceGetName(h)), Arch(major * 10 + minor)))
+    except nvml.NVMLError as exc:
+        raise _NvmlFailed(str(exc)) from exc
     finally:
         nvml.nvmlShutdown()
     return LocalMachine(
@@ -111,6 +116,10 @@ def _via_libcuda() -> LocalMachine:
     return LocalMachine(tuple(gpus), driver, "libcuda")
 
 
+class _NvmlFailed(Exception):
+    """NVML is installed but cannot be initialised (no driver, no permission)."""
+
+
 def detect() -> LocalMachine:
     """This machine's GPUs and driver; raises NoGpuError with the reason when there are none."""
     why = ""
@@ -119,7 +128,7 @@ def detect() -> LocalMachine:
     except ImportError:
         machine = None
         why = "nvidia-ml-py is not installed (pip install 'cuwheel[nvml]')"
-    except Exception as exc:  # pynvml.NVMLError and friends; fall back to the driver library
+    except _NvmlFailed as exc:  # no usable NVML: fall back to the driver library
         machine = None
         why = f"NVML failed: {exc}"
     if machine is None:

@@ -40,6 +40,20 @@ READ_SIZE = 1 << 20
 OUT_SIZE = 4 << 20
 
 
+def _codec_errors() -> tuple[type[BaseException], ...]:
+    """What the decompressors raise on corrupt data: isal's IsalError (isal_zlib.error),
+    lzma.LZMAError, and OSError / ValueError (bz2 reports corrupt data as those)."""
+    import lzma
+
+    from isal import isal_zlib
+
+    isal_error: type[BaseException] = isal_zlib.error  # type: ignore[assignment]  # stubs: an instance
+    return (isal_error, lzma.LZMAError, OSError, ValueError, EOFError)
+
+
+_CODEC_ERRORS = _codec_errors()
+
+
 @dataclass(frozen=True)
 class Limits:
     """Bounds that keep hostile inputs from costing unbounded memory or time."""
@@ -530,7 +544,7 @@ class WheelFile:
             fed = len(pending)
             try:
                 out, pending = dec.step(pending, min(OUT_SIZE, room))
-            except Exception as exc:  # isal_zlib.error, OSError, LZMAError, ...
+            except _CODEC_ERRORS as exc:
                 raise InputError(where, f"corrupt {method} data ({exc})") from None
             if not out:
                 # Each turn takes input or gives output, so the loop ends: isal takes
@@ -565,7 +579,7 @@ def wheel_info(wf: WheelFile) -> tuple[WheelInfo | None, list[Problem]]:
     """Name, version, tags and requirements from the filename and ``.dist-info``, and
     the problem with METADATA if it cannot be read."""
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-    from packaging.version import Version
+    from packaging.version import InvalidVersion, Version
 
     base = os.path.basename(wf.path)
     try:
@@ -600,7 +614,7 @@ def wheel_info(wf: WheelFile) -> tuple[WheelInfo | None, list[Problem]]:
     if vstr:
         try:
             local = Version(vstr).local
-        except Exception:
+        except InvalidVersion:
             local = None
     info = WheelInfo(
         name=str(name), version=vstr, tags=tag_list, requires_dist=requires, local_version=local
