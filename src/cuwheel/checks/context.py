@@ -148,6 +148,7 @@ class CheckContext:
         self.profile = profile or load_profile(policy.profile or plan.row.profile)
         self.audit = audit  # no row: the plan was made up from what the wheel says
         self._claim = claim
+        self._trains: dict[str, LibraryTrain] = {}
 
     # -- claim and trains -----------------------------------------------------------
     @functools.cached_property
@@ -163,6 +164,12 @@ class CheckContext:
     def train_of(self, lib: Lib) -> LibraryTrain:
         """The library's train: the row's (or a row's ``library-trains`` entry), or, in
         audit mode and for ``infer`` entries, what the library itself says."""
+        known = self._trains.get(lib.member)
+        if known is None:
+            known = self._trains[lib.member] = self._train_of(lib)
+        return known
+
+    def _train_of(self, lib: Lib) -> LibraryTrain:
         wanted: str | None = None
         for pattern, train in self.plan.row.library_trains:
             if fnmatch.fnmatchcase(lib.member, pattern):

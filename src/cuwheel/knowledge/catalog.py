@@ -113,13 +113,18 @@ class Catalog:
         """
         return search_gpus(self.gpus, query)
 
+    @functools.cached_property
+    def _gpu_index(self) -> dict[int, Gpu]:
+        return {g.arch.number: g for g in self.gpus}
+
+    @functools.cached_property
+    def _library_memo(self) -> dict[tuple[str, int | None, str | None], tuple[Component, ...]]:
+        return {}
+
     def gpu_for_arch(self, arch: Arch | str) -> Gpu | None:
         """The GPU entry of a compute capability (variant ignored): ``"8.9"``, ``"sm_89"``."""
         a = Arch.parse(arch) if isinstance(arch, str) else arch
-        for g in self.gpus:
-            if g.arch == a.base:
-                return g
-        return None
+        return self._gpu_index.get(a.number)
 
     # -- releases ----------------------------------------------------------------
     def release(self, version: str | tuple[int, int]) -> Release:
@@ -164,12 +169,15 @@ class Catalog:
         match the data's globs), optionally for one CUDA major / OS ("linux" / "windows").
 
         Several majors may ship the same name (``libcurand.so.10`` is in 11, 12 and 13)."""
-        base = _base(name)
-        return tuple(
-            c
-            for c in self.components
-            if (major is None or c.major == major) and c.ships(base, os)
-        )
+        key = (_base(name), major, os)
+        found = self._library_memo.get(key)
+        if found is None:  # every binary asks again for the same few names
+            found = self._library_memo[key] = tuple(
+                c
+                for c in self.components
+                if (major is None or c.major == major) and c.ships(key[0], os)
+            )
+        return found
 
     def is_driver_library(self, name: str) -> bool:
         """Whether ``name`` is provided by the NVIDIA driver (never declare or bundle it)."""

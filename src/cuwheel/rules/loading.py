@@ -11,6 +11,7 @@ and the catalog; nothing reads files, picks targets or knows about rows and poli
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -103,6 +104,7 @@ def family_members(arch: Arch) -> tuple[Arch, ...]:
     return tuple(sorted(members)) or (arch.base,)
 
 
+@functools.lru_cache(maxsize=1024)
 def is_tegra(arch: Arch) -> bool:
     """Whether CC ``arch`` is an integrated Tegra / Jetson / DRIVE GPU (catalog ``tegra``;
     a renamed CC, Thor's 10.1, is looked up under its current name)."""
