@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cuwheel.errors import ToolkitError
-from cuwheel.toolkit.extract import extract_wheel
+from cuwheel.toolkit.extract import Tree, extract_wheel
 
 
 def record_line(name: str, data: bytes) -> str:
@@ -48,7 +48,7 @@ FILES = {
 def test_wheel_files_land_in_the_cuda_tree(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()
-    n = extract_wheel(wheel(tmp_path / "w.whl", FILES), tree, "w.whl")
+    n = extract_wheel(wheel(tmp_path / "w.whl", FILES), Tree(tree), "w.whl", "cudart")
     assert n == 3
     assert (tree / "include" / "cuda_runtime.h").read_bytes() == b"/* header */\n"
     assert (tree / "lib" / "libcudart.so.13").read_bytes() == b"\x7fELF runtime"
@@ -60,27 +60,28 @@ def test_a_file_that_does_not_match_record_is_refused(tmp_path: Path) -> None:
     lied = {**FILES, "nvidia/cu13/lib/libcudart.so.13": b"what RECORD says"}
     path = wheel(tmp_path / "w.whl", FILES, record=lied)
     with pytest.raises(ToolkitError, match=r"^w\.whl: nvidia/cu13/lib/libcudart\.so\.13 does not"):
-        extract_wheel(path, tmp_path, "w.whl")
+        extract_wheel(path, Tree(tmp_path), "w.whl", "cudart")
 
 
 def test_a_file_missing_from_record_is_refused(tmp_path: Path) -> None:
     path = wheel(tmp_path / "w.whl", FILES, unlisted={"nvidia/cu13/lib/extra.so": b"x"})
     with pytest.raises(ToolkitError, match=r"extra\.so is not listed in RECORD"):
-        extract_wheel(path, tmp_path, "w.whl")
+        extract_wheel(path, Tree(tmp_path), "w.whl", "cudart")
 
 
 def test_traversal_in_a_wheel_is_refused(tmp_path: Path) -> None:
     path = wheel(tmp_path / "w.whl", {**FILES, "nvidia/cu13/../../../evil": b"x"})
+    (tmp_path / "t").mkdir()
     with pytest.raises(ToolkitError, match="leaves the prefix"):
-        extract_wheel(path, tmp_path / "t", "w.whl")
+        extract_wheel(path, Tree(tmp_path / "t"), "w.whl", "cudart")
     assert not (tmp_path / "evil").exists()
 
 
 def test_not_a_wheel(tmp_path: Path) -> None:
     (tmp_path / "x.whl").write_bytes(b"PK\x05\x06" + bytes(18))
     with pytest.raises(ToolkitError, match="not a wheel"):
-        extract_wheel(tmp_path / "x.whl", tmp_path, "x.whl")
+        extract_wheel(tmp_path / "x.whl", Tree(tmp_path), "x.whl", "cudart")
     buf = io.BytesIO(b"not a zip at all")
     (tmp_path / "y.whl").write_bytes(buf.getvalue())
-    with pytest.raises(ToolkitError, match="unreadable wheel"):
-        extract_wheel(tmp_path / "y.whl", tmp_path, "y.whl")
+    with pytest.raises(ToolkitError, match=r"^y\.whl: unreadable archive: not a zip"):
+        extract_wheel(tmp_path / "y.whl", Tree(tmp_path), "y.whl", "cudart")

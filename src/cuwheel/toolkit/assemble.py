@@ -33,7 +33,7 @@ from cuwheel.knowledge.toolkits import (
     load_toolkits,
 )
 from cuwheel.toolkit.cache import Cache
-from cuwheel.toolkit.extract import extract_redist, extract_wheel, merge_tree
+from cuwheel.toolkit.extract import Tree, extract_redist, extract_wheel
 from cuwheel.toolkit.fetch import Download, Progress, as_url, fetch_all, read_url
 from cuwheel.toolkit.lock import LOCK_NAME, Lock, Part, read_lock
 from cuwheel.toolkit.manifest import Manifest, parse_manifest
@@ -318,14 +318,13 @@ def _version_json(tree: Path, lock: Lock) -> None:
     (tree / "version.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
-def _extract(part: Part, blob: Path, dest: Path) -> None:
-    dest.mkdir(parents=True)
+def _extract(part: Part, blob: Path, tree: Tree) -> None:
     where = f"{part.url.rsplit('/', 1)[-1]} ({part.label})"
     if part.kind == "wheel":
-        extract_wheel(blob, dest, where)
+        extract_wheel(blob, tree, where, part.label)
     else:
         assert part.top is not None
-        extract_redist(blob, part.kind, part.top, dest, where)
+        extract_redist(blob, part.kind, part.top, tree, where, part.label)
 
 
 def install(
@@ -356,17 +355,13 @@ def install(
     try:
         tree = staging / "tree"
         tree.mkdir()
-        dirs = [staging / "parts" / str(i) for i in range(len(lock.parts))]
-        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(dirs)))) as pool:
-            futures = [
-                pool.submit(_extract, p, blobs[p.sha256], d)
-                for p, d in zip(lock.parts, dirs, strict=True)
-            ]
+        shared = Tree(tree)
+        # the biggest archives first, so that the last one to finish is a small one
+        order = sorted(lock.parts, key=lambda p: -blobs[p.sha256].stat().st_size)
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(order)))) as pool:
+            futures = [pool.submit(_extract, p, blobs[p.sha256], shared) for p in order]
             for f in futures:
                 f.result()
-        owners: dict[str, str] = {}
-        for p, d in zip(lock.parts, dirs, strict=True):
-            merge_tree(d, tree, p.label, owners)
         if lock.os == "linux":
             _layout_linux(tree)
         _version_json(tree, lock)

@@ -6,6 +6,9 @@ absolute paths and drive letters, ``..`` components, links whose target is absol
 leaves the tree, hard links to anything but an earlier regular file, device files, FIFOs
 and other special members, and a redist member outside the archive's top directory.
 Executable bits are kept, every other mode bit (setuid, group / world write) is dropped.
+Every archive of a toolkit is written into one tree; a path two components both carry must
+have the same content in both.  Zip members (Windows archives, wheels) are inflated with
+isal through :class:`cuwheel.read.sources.WheelFile`, which checks sizes and CRCs.
 
 Wheels are read as NVIDIA lays them out (``nvidia/cu13/bin/nvcc``, ``nvidia/cuda_nvcc/...``
 for CUDA 12): the two leading directories are dropped, ``*.dist-info`` and Python package
@@ -16,21 +19,21 @@ from __future__ import annotations
 
 import base64
 import csv
-import filecmp
 import hashlib
 import io
 import os
 import stat
 import tarfile
+import threading
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
-from cuwheel.errors import ToolkitError
+from cuwheel.errors import InputError, ToolkitError
+from cuwheel.read.sources import WheelFile
 
-__all__ = ["Member", "clean_name", "extract_redist", "extract_wheel", "merge_tree"]
+__all__ = ["Member", "Tree", "clean_name", "extract_redist", "extract_wheel"]
 
 CHUNK = 1 << 20
 
@@ -41,7 +44,7 @@ class Member:
     kind: str  # "file", "dir", "symlink", "hardlink", "special"
     mode: int
     linkname: str = ""
-    opener: Callable[[], IO[bytes]] | None = None
+    chunks: Callable[[], Iterator[bytes]] | None = None
 
 
 def clean_name(name: str, where: str) -> tuple[str, ...]:
@@ -69,16 +72,17 @@ def _tar_members(path: Path) -> Iterator[Member]:
             else:
                 kind = "special"
 
-            def opener(info: tarfile.TarInfo = info) -> IO[bytes]:
+            def chunks(info: tarfile.TarInfo = info) -> Iterator[bytes]:
                 fh = tar.extractfile(info)
                 assert fh is not None
-                return fh
+                while block := fh.read(CHUNK):
+                    yield block
 
-            yield Member(info.name, kind, info.mode, info.linkname, opener)
+            yield Member(info.name, kind, info.mode, info.linkname, chunks)
 
 
-def _zip_members(zf: zipfile.ZipFile) -> Iterator[Member]:
-    for info in zf.infolist():
+def _zip_members(wf: WheelFile) -> Iterator[Member]:
+    for info in wf.zip.infolist():
         mode = info.external_attr >> 16
         if info.is_dir():
             kind = "dir"
@@ -88,56 +92,80 @@ def _zip_members(zf: zipfile.ZipFile) -> Iterator[Member]:
             kind = "special"
         else:
             kind = "file"
-        linkname = zf.read(info).decode("utf-8", "replace") if kind == "symlink" else ""
+        linkname = b"".join(wf.chunks(info)).decode("utf-8", "replace") if kind == "symlink" else ""
 
-        def opener(info: zipfile.ZipInfo = info) -> IO[bytes]:
-            return zf.open(info)
+        def chunks(info: zipfile.ZipInfo = info) -> Iterator[bytes]:
+            return wf.chunks(info)  # inflated with isal; size and CRC checked
 
-        yield Member(info.filename, kind, mode, linkname, opener)
+        yield Member(info.filename, kind, mode, linkname, chunks)
+
+
+class Tree:
+    """The toolkit tree that every component's archive is written into (from several
+    threads): which component wrote each path, and whether any link exists yet (until one
+    does, no path can lead outside, so the per-file ``realpath`` checks are skipped)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.real_root = os.path.realpath(root)
+        self.lock = threading.Lock()
+        self.owners: dict[tuple[str, ...], str] = {}
+        self.dirs: set[tuple[str, ...]] = {()}
+        self.links = False
 
 
 class _Writer:
-    """Writes checked members under ``root``."""
+    """Writes one archive's checked members into the shared tree."""
 
-    def __init__(self, root: Path, where: str) -> None:
-        self.root = root
-        self.real_root = os.path.realpath(root)
+    def __init__(self, tree: Tree, where: str, owner: str) -> None:
+        self.tree = tree
+        self.root = tree.root
         self.where = where
+        self.owner = owner
         self.files = 0
         self.strip_link: Callable[[Member], tuple[str, ...] | None] | None = None
 
     def _inside(self, path: Path) -> bool:
         real = os.path.realpath(path)
-        return real == self.real_root or real.startswith(self.real_root + os.sep)
+        return real == self.tree.real_root or real.startswith(self.tree.real_root + os.sep)
 
-    def _target(self, rel: tuple[str, ...], name: str) -> Path:
-        target = self.root.joinpath(*rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not self._inside(target.parent):
+    def _mkdirs(self, rel: tuple[str, ...], name: str) -> None:
+        if rel in self.tree.dirs and not self.tree.links:
+            return
+        path = self.root.joinpath(*rel)
+        path.mkdir(parents=True, exist_ok=True)
+        if self.tree.links and not self._inside(path):
             raise ToolkitError(
                 f"{self.where}: member {name!r} is written through a link that leaves the "
                 "prefix; nothing installed"
             )
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        return target
+        with self.tree.lock:
+            self.tree.dirs.update(rel[:i] for i in range(1, len(rel) + 1))
+
+    def _conflict(self, rel: tuple[str, ...], same: bool) -> None:
+        if not same:
+            other = self.tree.owners.get(rel, "another component")
+            raise ToolkitError(
+                f"{self.owner}: {'/'.join(rel)} is also in {other} with other content; "
+                "nothing installed"
+            )
+
+    def _claim(self, rel: tuple[str, ...]) -> None:
+        with self.tree.lock:
+            self.tree.owners[rel] = self.owner
 
     def write(self, member: Member, rel: tuple[str, ...], digest: hashlib._Hash | None) -> None:
         name = member.name
         if member.kind == "dir":
-            target = self.root.joinpath(*rel)
-            target.mkdir(parents=True, exist_ok=True)
-            if not self._inside(target):
-                raise ToolkitError(
-                    f"{self.where}: directory {name!r} lies behind a link that leaves the "
-                    "prefix; nothing installed"
-                )
+            self._mkdirs(rel, name)
             return
         if member.kind == "special":
             raise ToolkitError(
                 f"{self.where}: member {name!r} is a device file, FIFO or other special file; "
                 "nothing installed"
             )
+        self._mkdirs(rel[:-1], name)
+        target = self.root.joinpath(*rel)
         if member.kind == "symlink":
             link = member.linkname.replace("\\", "/")
             if not link or link.startswith("/") or (len(link) > 1 and link[1] == ":"):
@@ -156,7 +184,14 @@ class _Writer:
                         f"{self.where}: link {name!r} -> {member.linkname!r} points outside "
                         "the prefix; nothing installed"
                     )
-            os.symlink(link, self._target(rel, name))
+            with self.tree.lock:
+                self.tree.links = True
+            try:
+                os.symlink(link, target)
+            except FileExistsError:
+                self._conflict(rel, target.is_symlink() and os.readlink(target) == link)
+                return
+            self._claim(rel)
             return
         if member.kind == "hardlink":
             src_rel = self._strip_link(member)
@@ -166,21 +201,36 @@ class _Writer:
                     f"{self.where}: hard link {name!r} -> {member.linkname!r} does not name an "
                     "earlier file of the archive; nothing installed"
                 )
-            target = self._target(rel, name)
-            try:
-                os.link(src, target)
-            except OSError:
-                target.write_bytes(src.read_bytes())
+            mode = 0o755 if os.access(src, os.X_OK) else 0o644
+            self._write_file(rel, target, iter([src.read_bytes()]), mode, None)
             return
-        assert member.opener is not None
-        target = self._target(rel, name)
-        executable = bool(member.mode & 0o111)
-        with member.opener() as stream, open(target, "wb") as out:
-            while block := stream.read(CHUNK):
+        assert member.chunks is not None
+        mode = 0o755 if member.mode & 0o111 else 0o644
+        self._write_file(rel, target, member.chunks(), mode, digest)
+
+    def _write_file(
+        self,
+        rel: tuple[str, ...],
+        target: Path,
+        chunks: Iterator[bytes],
+        mode: int,
+        digest: hashlib._Hash | None,
+    ) -> None:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        except FileExistsError:
+            data = b"".join(chunks)
+            if digest is not None:
+                digest.update(data)
+            same = not target.is_symlink() and target.is_file() and target.read_bytes() == data
+            self._conflict(rel, same)
+            return
+        with os.fdopen(fd, "wb") as out:
+            for block in chunks:
                 if digest is not None:
                     digest.update(block)
                 out.write(block)
-        os.chmod(target, 0o755 if executable else 0o644)
+        self._claim(rel)
         self.files += 1
 
     def _strip_link(self, member: Member) -> tuple[str, ...] | None:
@@ -192,9 +242,16 @@ class _Writer:
             return None  # reported as a hard link to no earlier file of the archive
 
 
-def extract_redist(path: Path, kind: str, top: str, dest: Path, where: str) -> int:
+def _open_zip(path: Path, where: str) -> WheelFile:
+    try:
+        return WheelFile(str(path))
+    except InputError as exc:
+        raise ToolkitError(f"{where}: unreadable archive: {exc.problem}") from None
+
+
+def extract_redist(path: Path, kind: str, top: str, tree: Tree, where: str, owner: str) -> int:
     """Extract a redist archive whose members all live in ``top/``; returns the file count."""
-    writer = _Writer(dest, where)
+    writer = _Writer(tree, where, owner)
 
     def strip(name: str) -> tuple[str, ...] | None:
         parts = clean_name(name, where)
@@ -210,10 +267,12 @@ def extract_redist(path: Path, kind: str, top: str, dest: Path, where: str) -> i
     writer.strip_link = lambda m: strip(m.linkname)
     try:
         if kind == "zip":
-            with zipfile.ZipFile(path) as zf:
-                _write_all(_zip_members(zf), strip, writer)
+            with _open_zip(path, where) as wf:
+                _write_all(_zip_members(wf), strip, writer)
         else:
             _write_all(_tar_members(path), strip, writer)
+    except InputError as exc:
+        raise ToolkitError(f"{where}: unreadable archive: {exc.problem}") from None
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
         if isinstance(exc, ToolkitError):
             raise
@@ -232,12 +291,12 @@ def _write_all(
             writer.write(member, rel, None)
 
 
-def _record(zf: zipfile.ZipFile, where: str) -> tuple[str, dict[str, tuple[str, int | None]]]:
-    names = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
+def _record(wf: WheelFile, where: str) -> tuple[str, dict[str, tuple[str, int | None]]]:
+    names = [n for n in wf.infos if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
     if len(names) != 1:
         raise ToolkitError(f"{where}: not a wheel (no single *.dist-info/RECORD)")
     entries: dict[str, tuple[str, int | None]] = {}
-    text = zf.read(names[0]).decode("utf-8", "replace")
+    text = b"".join(wf.chunks(wf.infos[names[0]])).decode("utf-8", "replace")
     for row in csv.reader(io.StringIO(text)):
         if not row or not row[0]:
             continue
@@ -246,15 +305,15 @@ def _record(zf: zipfile.ZipFile, where: str) -> tuple[str, dict[str, tuple[str, 
     return names[0], entries
 
 
-def extract_wheel(path: Path, dest: Path, where: str) -> int:
-    """Extract an NVIDIA component wheel's ``nvidia/<dir>/...`` files into ``dest``,
+def extract_wheel(path: Path, tree: Tree, where: str, owner: str) -> int:
+    """Extract an NVIDIA component wheel's ``nvidia/<dir>/...`` files into the tree,
     checking each against RECORD; returns the file count."""
-    writer = _Writer(dest, where)
+    writer = _Writer(tree, where, owner)
     try:
-        with zipfile.ZipFile(path) as zf:
-            record_name, record = _record(zf, where)
+        with _open_zip(path, where) as wf:
+            record_name, record = _record(wf, where)
             dist_info = record_name.split("/")[0]
-            for member in _zip_members(zf):
+            for member in _zip_members(wf):
                 parts = clean_name(member.name, where)
                 if member.kind == "dir" or not parts or member.name == record_name:
                     continue
@@ -277,10 +336,9 @@ def extract_wheel(path: Path, dest: Path, where: str) -> int:
                 if keep:
                     writer.write(member, parts[2:], digest)
                 elif member.kind == "file":
-                    assert member.opener is not None
-                    with member.opener() as fh:
-                        while block := fh.read(CHUNK):
-                            digest.update(block)
+                    assert member.chunks is not None
+                    for block in member.chunks():
+                        digest.update(block)
                 else:
                     continue
                 got = base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
@@ -288,40 +346,10 @@ def extract_wheel(path: Path, dest: Path, where: str) -> int:
                     raise ToolkitError(
                         f"{where}: {member.name} does not match its RECORD hash; nothing installed"
                     )
+    except InputError as exc:
+        raise ToolkitError(f"{where}: unreadable wheel: {exc.problem}") from None
     except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
         if isinstance(exc, ToolkitError):
             raise
         raise ToolkitError(f"{where}: unreadable wheel: {exc}") from None
     return writer.files
-
-
-def merge_tree(part: Path, tree: Path, owner: str, owners: dict[str, str]) -> None:
-    """Move the files of one component's extraction into the shared tree; the same path
-    from two components must have the same content."""
-    for dirpath, dirnames, filenames in os.walk(part):
-        rel_dir = os.path.relpath(dirpath, part)
-        out_dir = tree if rel_dir == "." else tree / rel_dir
-        out_dir.mkdir(parents=True, exist_ok=True)
-        names = list(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-        for name in names:
-            src = Path(dirpath) / name
-            dst = out_dir / name
-            rel = os.path.normpath(os.path.join(rel_dir, name))
-            if dst.is_symlink() or dst.exists():
-                same = (
-                    src.is_symlink() and dst.is_symlink() and os.readlink(src) == os.readlink(dst)
-                ) or (
-                    not src.is_symlink()
-                    and not dst.is_symlink()
-                    and dst.is_file()
-                    and filecmp.cmp(src, dst, shallow=False)
-                )
-                if not same:
-                    raise ToolkitError(
-                        f"{owner}: {rel} is also in {owners.get(rel, 'another component')} with "
-                        "other content; nothing installed"
-                    )
-                continue
-            os.replace(src, dst)
-            owners[rel] = owner
-        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
