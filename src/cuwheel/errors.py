@@ -24,6 +24,7 @@ __all__ = [
     "NoGpuError",
     "PeError",
     "StreamError",
+    "ToolkitError",
     "Unexpressible",
     "UnknownName",
     "one_line",
@@ -87,6 +88,15 @@ class CompatError(CuwheelError):
 
 class NoGpuError(CuwheelError):
     """No NVIDIA driver or GPU could be found on this machine."""
+
+
+class ToolkitError(CuwheelError):
+    """A CUDA toolkit cannot be assembled as asked: a train without a release, an archive
+    whose checksum or size is wrong, a hostile archive member, a download that failed.
+    The message is one line naming the file or URL and the problem; nothing is installed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
 
 
 class Unexpressible(ConfigError):

@@ -1,0 +1,85 @@
+"""Cold and warm assembly of a train's build toolkit with `cuwheel toolkit --source wheels`,
+against what users run today to get the same components without an installer:
+`pip install --target DIR --no-deps` of the same NVIDIA wheels.
+
+    python bench/bench_toolkit.py [--train cu130] [--runs 3]
+
+cold: empty caches (cuwheel: a new --cache; pip: --no-cache-dir), a new prefix / target.
+warm: the caches from a previous run, a new prefix / target.
+Each figure is the median wall time of --runs runs of the whole command (interpreter start
+included); the ratio is pip's time over cuwheel's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cuwheel.knowledge.toolkits import load_toolkits
+from cuwheel.toolkit import host_platform, select_components
+
+
+def timed(cmd: list[str], env_extra: dict[str, str] | None = None) -> float:
+    import os
+
+    env = {**os.environ, **(env_extra or {})}
+    start = time.perf_counter()
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{result.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--train", default="cu130")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    cat = load_toolkits()
+    train = cat.train(args.train)
+    platform = host_platform()
+    comps = select_components(cat, train, for_="build")
+    pins = [f"{c.wheel(train.major)}=={train.version(c.redist)}" for c in comps]
+    tags = [t for p in cat.platform(platform).pip_platforms for t in ("--platform", p)]
+    cuwheel = [sys.executable, "-m", "cuwheel", "toolkit", "--train", args.train, "--for",
+               "build", "--source", "wheels", "--platform", platform, "--no-progress"]  # fmt: skip
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--only-binary=:all:",
+           *tags]  # fmt: skip
+    rows: dict[str, list[float]] = {k: [] for k in ("cw_cold", "cw_warm", "cw_same", "pip_cold",
+                                                     "pip_warm")}  # fmt: skip
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="bench-toolkit-") as tmp:
+            t = Path(tmp)
+            cache = ["--cache", str(t / "cwcache")]
+            rows["cw_cold"].append(timed([*cuwheel, *cache, "--prefix", str(t / "p1")]))
+            rows["cw_warm"].append(timed([*cuwheel, *cache, "--prefix", str(t / "p2")]))
+            rows["cw_same"].append(timed([*cuwheel, *cache, "--prefix", str(t / "p2")]))
+            rows["pip_cold"].append(
+                timed([*pip, "--no-cache-dir", "--target", str(t / "t1"), *pins])
+            )
+            pip_cache = {"PIP_CACHE_DIR": str(t / "pipcache")}
+            timed([*pip, "--target", str(t / "t0"), *pins], pip_cache)  # fills pip's cache
+            rows["pip_warm"].append(timed([*pip, "--target", str(t / "t2"), *pins], pip_cache))
+            shutil.rmtree(t, ignore_errors=True)
+    m = {k: statistics.median(v) for k, v in rows.items()}
+    print(f"{args.train} --for build ({', '.join(c.name for c in comps)}) on {platform}, "
+          f"median of {args.runs} runs")  # fmt: skip
+    print("| what | pip install --target | cuwheel toolkit --source wheels | ratio |")
+    print("|---|---|---|---|")
+    print(f"| cold (empty caches) | {m['pip_cold']:.1f} s | {m['cw_cold']:.1f} s | "
+          f"{m['pip_cold'] / m['cw_cold']:.1f}x |")  # fmt: skip
+    print(f"| warm cache, new prefix | {m['pip_warm']:.1f} s | {m['cw_warm']:.1f} s | "
+          f"{m['pip_warm'] / m['cw_warm']:.1f}x |")  # fmt: skip
+    print(f"| same prefix again | | {m['cw_same']:.2f} s (up to date) | |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,172 @@
+"""``cuwheel toolkit``: assemble a train's CUDA toolkit into a prefix and print its env."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from cuwheel.errors import ToolkitError
+from cuwheel.plan.emit import sh_lines
+
+__all__ = ["register"]
+
+FORMATS = ("env", "sh", "json")
+
+
+def register(subparsers: Any) -> None:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "toolkit",
+        help="assemble a train's CUDA toolkit (nvcc, runtime, ...) into a prefix, no installer",
+        description=(
+            "Assemble the CUDA toolkit of a release train into PREFIX from NVIDIA's "
+            "checksummed redistributable archives (--source redist) or NVIDIA's component "
+            "wheels on the package index (--source wheels), for any platform from any host, "
+            "and print CUDA_HOME, CUDA_PATH, CUDACXX, PATH and LD_LIBRARY_PATH. Every "
+            "archive's size and sha256 are checked; the tree is moved into place only when "
+            "complete; PREFIX/cuwheel-toolkit.lock records what was installed."
+        ),
+    )
+    p.add_argument("--train", help="CUDA train: cu130 or 13.0 (from the lockfile with --locked)")
+    p.add_argument(
+        "--platform",
+        help="linux-x86_64, linux-sbsa, linux-aarch64 or win-amd64 (default: this machine's)",
+    )
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--components", help="comma-separated components: nvcc,cudart,cccl,...")
+    group.add_argument(
+        "--for", dest="for_", choices=("build", "runtime"), help="a component set (default build)"
+    )
+    p.add_argument("--prefix", required=True, help="directory to assemble the toolkit in")
+    p.add_argument("--source", choices=("redist", "wheels"), default=None,
+                   help="redist archives (default) or NVIDIA's wheels on the index")  # fmt: skip
+    p.add_argument("--format", "-f", choices=FORMATS, default="env",
+                   help="env: KEY=VALUE for $GITHUB_ENV; sh: quoted exports; json")  # fmt: skip
+    p.add_argument(
+        "--base-url",
+        help="where redistrib_<version>.json lives: a mirror URL, file:// URL or directory "
+        "(default: $CUWHEEL_REDIST_URL or NVIDIA's redist directory)",
+    )
+    p.add_argument("--cache", help="download cache (default: $CUWHEEL_CACHE or the user cache)")
+    p.add_argument("--lock", help="lockfile to write (or, with --locked, to install from)")
+    p.add_argument(
+        "--locked",
+        action="store_true",
+        help="install exactly the lockfile (--lock, or PREFIX/cuwheel-toolkit.lock)",
+    )
+    p.add_argument("--jobs", "-j", type=int, default=4, help="parallel downloads (default 4)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")  # fmt: skip
+    p.set_defaults(handler=_run)
+
+
+class _Bars:
+    """A rich progress bar per download, on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TransferSpeedColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.tasks: dict[str, Any] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, label: str, n: int, total: int | None) -> None:
+        with self.lock:
+            task = self.tasks.get(label)
+            if task is None:
+                task = self.tasks[label] = self.progress.add_task(label, total=total)
+        self.progress.advance(task, n)
+
+
+def _locked_lock(args: argparse.Namespace) -> Any:
+    from cuwheel.toolkit import LOCK_NAME, normalize_train, read_lock
+
+    path = Path(args.lock) if args.lock else Path(args.prefix) / LOCK_NAME
+    if not path.is_file():
+        raise ToolkitError(f"{path}: no lockfile to install from (--locked)")
+    lock = read_lock(path)
+    given = {
+        "--train": (args.train and normalize_train(args.train), lock.train),
+        "--platform": (args.platform, lock.platform),
+        "--source": (args.source, lock.source),
+    }
+    for flag, (value, locked) in given.items():
+        if value is not None and value != locked:
+            raise ToolkitError(f"{path}: {flag} {value} contradicts the lockfile's {locked}")
+    if args.components or args.for_:
+        raise ToolkitError(f"{path}: --locked installs the lockfile's components; drop the flag")
+    return lock
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cuwheel.toolkit import Cache, env_lines, install, resolve
+
+    cache = Cache.at(args.cache)
+    if args.jobs < 1:
+        raise ToolkitError("--jobs must be at least 1")
+    if args.locked:
+        lock = _locked_lock(args)
+    else:
+        if not args.train:
+            raise ToolkitError("--train is required (or --locked with a lockfile)")
+        components = [c for c in (args.components or "").split(",") if c.strip()]
+        if args.components is not None and not components:
+            raise ToolkitError("--components names no component")
+        lock = resolve(
+            args.train,
+            args.platform,
+            components,
+            args.for_,
+            args.source or "redist",
+            base_url=args.base_url,
+            cache=cache,
+        )
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    bars = _Bars() if show else None
+    if bars is not None:
+        with bars.progress:
+            result = install(args.prefix, lock, cache=cache, jobs=args.jobs, progress=bars)
+    else:
+        result = install(args.prefix, lock, cache=cache, jobs=args.jobs)
+    if args.lock and not args.locked:
+        Path(args.lock).write_text(lock.text(), encoding="utf-8")
+    what = f"{lock.train} (CUDA {lock.cuda}) for {lock.platform} from {lock.source}"
+    if result.changed:
+        mb = result.downloaded / 1e6
+        print(
+            f"cuwheel: toolkit {what}: {len(lock.parts)} components in {result.prefix} "
+            f"({mb:.1f} MB downloaded, {result.from_cache} archives from the cache, "
+            f"{result.seconds:.1f} s)",
+            file=sys.stderr,
+        )
+    else:
+        print(f"cuwheel: toolkit {what}: {result.prefix} is up to date", file=sys.stderr)
+    lines = env_lines(result.prefix, lock.os)
+    if args.format == "json":
+        doc = {
+            **lock.to_json(),
+            "prefix": str(result.prefix),
+            "changed": result.changed,
+            "env": dict(line.split("=", 1) for line in lines),
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        print("\n".join(sh_lines(lines) if args.format == "sh" else lines))
+    return 0

@@ -1,0 +1,42 @@
+"""``cuwheel toolkit``: a CUDA toolkit for a release train, assembled from NVIDIA's
+checksummed redistributable archives or NVIDIA's component wheels, without an installer or
+admin rights, for any target platform from any host.
+
+>>> lock = resolve("cu130", "linux-x86_64", for_="build", source="wheels")  # doctest: +SKIP
+>>> install("/opt/cuda-13.0", lock)                                         # doctest: +SKIP
+
+docs/toolkit.md describes the component sets, the layout, the lockfile and the cache.
+"""
+
+from cuwheel.toolkit.assemble import (
+    DEFAULT_REDIST_URL,
+    Installed,
+    host_platform,
+    install,
+    normalize_train,
+    resolve,
+    select_components,
+)
+from cuwheel.toolkit.cache import Cache, default_cache_dir
+from cuwheel.toolkit.env import env_lines
+from cuwheel.toolkit.lock import LOCK_NAME, Lock, Part, read_lock
+from cuwheel.toolkit.manifest import Manifest, parse_manifest
+
+__all__ = [
+    "DEFAULT_REDIST_URL",
+    "LOCK_NAME",
+    "Cache",
+    "Installed",
+    "Lock",
+    "Manifest",
+    "Part",
+    "default_cache_dir",
+    "env_lines",
+    "host_platform",
+    "install",
+    "normalize_train",
+    "parse_manifest",
+    "read_lock",
+    "resolve",
+    "select_components",
+]

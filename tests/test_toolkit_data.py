@@ -1,0 +1,157 @@
+"""The toolkit catalog (data/toolkits.toml) against NVIDIA's real redistrib manifests
+(tests/data/redist/, see its README for where each copy comes from)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cuwheel.errors import CatalogError, ToolkitError
+from cuwheel.knowledge._load import read_data_file
+from cuwheel.knowledge.toolkits import build_toolkits, load_toolkits
+from cuwheel.toolkit.manifest import parse_manifest
+
+REDIST = Path(__file__).parent / "data" / "redist"
+MANIFESTS = sorted(REDIST.glob("redistrib_*.json"))
+
+
+def manifest(label: str):  # type: ignore[no-untyped-def]
+    path = REDIST / f"redistrib_{label}.json"
+    return parse_manifest(path.read_bytes(), str(path))
+
+
+def test_there_are_real_manifests() -> None:
+    assert len(MANIFESTS) >= 2
+
+
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
+def test_every_real_manifest_parses(path: Path) -> None:
+    m = parse_manifest(path.read_bytes(), str(path))
+    label = path.name.removeprefix("redistrib_").removesuffix(".json")
+    assert m.release_label == label
+    raw = json.loads(path.read_bytes())
+    components = {k for k, v in raw.items() if isinstance(v, dict)}
+    assert {c.key for c in m.components} == components
+    for c in m.components:
+        assert c.archives, c.key
+        for key, archive in c.archives:
+            # NVIDIA's layout: <component>/<platform dir>/<file>; the archive's top directory
+            # is its file name without the suffix.
+            assert archive.relative_path.split("/")[0] == c.key
+            assert archive.file_name.startswith(archive.top_dir)
+            assert archive.size == int(raw[c.key][key]["size"])
+            assert archive.sha256 == raw[c.key][key]["sha256"]
+
+
+def test_known_facts_of_13_0_2() -> None:
+    m = manifest("13.0.2")
+    nvcc = m.component("cuda_nvcc")
+    assert nvcc is not None and nvcc.version == "13.0.88"
+    a = nvcc.archive("linux-x86_64")
+    assert a is not None
+    assert a.size == 26657716
+    assert a.sha256 == "48e35be3cfbf4b4fbc16828eaec8a7048ee789403049dc409f7b643d6259cf7a"
+    assert a.top_dir == "cuda_nvcc-linux-x86_64-13.0.88-archive"
+    win = m.component("cuda_cudart")
+    assert win is not None
+    w = win.archive("windows-x86_64")
+    assert w is not None and w.kind == "zip" and w.size == 2873447
+    # CUDA 13 splits the CRT headers and NVVM out of nvcc; CUDA 12.9 has them inside.
+    assert m.component("cuda_crt") is not None and m.component("libnvvm") is not None
+    m12 = manifest("12.9.1")
+    assert m12.component("cuda_crt") is None and m12.component("libnvvm") is None
+
+
+def trains_with_manifests():  # type: ignore[no-untyped-def]
+    labels = {p.name.removeprefix("redistrib_").removesuffix(".json") for p in MANIFESTS}
+    return [t for t in load_toolkits().trains if t.redist in labels]
+
+
+def test_every_catalog_train_has_its_manifest_committed() -> None:
+    assert {t.train for t in trains_with_manifests()} == {t.train for t in load_toolkits().trains}
+
+
+@pytest.mark.parametrize("train", trains_with_manifests(), ids=lambda t: t.train)
+def test_catalog_versions_are_the_manifests(train) -> None:  # type: ignore[no-untyped-def]
+    m = manifest(train.redist)
+    for key, version in train.versions:
+        entry = m.component(key)
+        assert entry is not None, f"{train.train}: {key} not in redistrib_{train.redist}.json"
+        assert entry.version == version, key
+    assert m.release_date == train.release_date
+
+
+@pytest.mark.parametrize("train", trains_with_manifests(), ids=lambda t: t.train)
+def test_build_and_runtime_sets_have_archives_for_every_platform(train) -> None:  # type: ignore[no-untyped-def]
+    cat = load_toolkits()
+    m = manifest(train.redist)
+    for set_name in ("build", "runtime"):
+        for comp in cat.set_members(set_name):
+            if not train.version(comp.redist):
+                continue
+            entry = m.component(comp.redist)
+            assert entry is not None
+            for platform, key in train.redist_platforms:
+                assert entry.archive(key) is not None, (comp.redist, platform, key)
+
+
+def test_sources_name_every_committed_manifest() -> None:
+    sources = " ".join(load_toolkits().meta.sources)  # type: ignore[union-attr]
+    for path in MANIFESTS:
+        assert path.name in sources
+
+
+def test_unknown_train_names_the_known_ones() -> None:
+    with pytest.raises(LookupError) as exc:
+        load_toolkits().train("cu132")
+    assert "cu132" in str(exc.value)
+    for t in load_toolkits().trains:
+        assert t.train in str(exc.value)
+
+
+def test_bad_catalog_data_reports_every_problem() -> None:
+    data = copy.deepcopy(read_data_file("toolkits.toml"))
+    data["component"][0]["sets"] = ["bulid"]
+    data["train"][0]["versions"]["cuda_nvcc"] = "twelve"
+    data["train"][0]["redist_platforms"]["win-arm64"] = "windows-arm64"
+    with pytest.raises(CatalogError) as exc:
+        build_toolkits(data)
+    text = str(exc.value)
+    assert "bulid" in text and "twelve" in text and "win-arm64" in text
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"relative_path": "../../etc/passwd.tar.xz"}, "leaves the manifest's tree"),
+        ({"relative_path": "/abs/x.tar.xz"}, "bad relative_path"),
+        ({"sha256": "abc"}, "64 hex digits"),
+        ({"size": "12 MB"}, "number of bytes"),
+        ({"relative_path": "cuda_x/linux-x86_64/x.rpm"}, "neither .tar.xz nor .zip"),
+    ],
+)
+def test_bad_manifest_entries_are_one_line_errors(change: dict[str, str], problem: str) -> None:
+    raw = json.loads((REDIST / "redistrib_13.0.2.json").read_bytes())
+    raw["cuda_cudart"]["linux-x86_64"].update(change)
+    with pytest.raises(ToolkitError) as exc:
+        parse_manifest(json.dumps(raw).encode(), "https://mirror.example/redistrib_13.0.2.json")
+    message = str(exc.value)
+    assert "\n" not in message
+    assert message.startswith("https://mirror.example/redistrib_13.0.2.json: cuda_cudart")
+    assert problem in message
+
+
+def test_not_json_is_an_error_naming_the_source() -> None:
+    with pytest.raises(ToolkitError, match=r"^x/redistrib\.json: not a JSON manifest"):
+        parse_manifest(b"<html>404</html>", "x/redistrib.json")
+    assert re.search(r"no components", _err(b"{}"))
+
+
+def _err(data: bytes) -> str:
+    with pytest.raises(ToolkitError) as exc:
+        parse_manifest(data, "m.json")
+    return str(exc.value)
