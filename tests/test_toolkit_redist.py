@@ -287,7 +287,8 @@ def test_hostile_zip_member(served: Served, tmp_path: Path) -> None:
     code, _, err = run("toolkit", "--train", "cu130", "--platform", "win-amd64", "--components",
                        "cudart", "--prefix", str(tmp_path / "cuda"), "--base-url",
                        f"{served.url}/redist/", "--cache", str(tmp_path / "c"))  # fmt: skip
-    assert_refused((code, "", err), tmp_path, "leaves the prefix")
+    # the zip reader refuses the name before extraction would see it leave the prefix
+    assert_refused((code, "", err), tmp_path, "'..' in member path")
 
 
 def test_unknown_train_fails_before_any_download(served: Served, tmp_path: Path) -> None:

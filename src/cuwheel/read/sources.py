@@ -158,6 +158,7 @@ class Member:
     header_offset: int  # of the local header, from the start of the file
     end_bound: int  # where the next entry (or the central directory) starts
     bad_name: str | None = None  # a name flagged UTF-8 that is not
+    external_attr: int = 0  # high 16 bits: the Unix mode, where the archiver wrote one
 
     def is_dir(self) -> bool:
         return self.name.endswith("/")
@@ -230,7 +231,7 @@ def _read_central_directory(fd: int, path: str, limits: Limits) -> list[Member]:
         if pos + _CENTRAL.size > cd_size or cd[pos : pos + 4] != b"PK\x01\x02":
             raise _corrupt(path, f"central directory entry {n} is not one (bad signature)")
         (_, _made, needed, flags, method, _t, _d, crc, csize, usize, nlen, elen, clen,
-         disk_start, _ia, _ea, offset) = _CENTRAL.unpack_from(cd, pos)
+         disk_start, _ia, ext_attr, offset) = _CENTRAL.unpack_from(cd, pos)
         name_at = pos + _CENTRAL.size
         pos = name_at + nlen + elen + clen
         if pos > cd_size:
@@ -255,6 +256,7 @@ def _read_central_directory(fd: int, path: str, limits: Limits) -> list[Member]:
             name=name, raw_name=raw, index=n, method=method, flags=flags,
             version_needed=needed, crc=crc, compress_size=csize, file_size=usize,
             header_offset=offset + concat, end_bound=cd_start, bad_name=bad_name,
+            external_attr=ext_attr,
         ))
     if count != len(members) and (zip64 or count != len(members) & 0xFFFF):
         raise _corrupt(path, f"the end record counts {count} members, "

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cuwheel.errors import InputError, ToolkitError
+from cuwheel.read.sources import Member as Member_
 from cuwheel.read.sources import WheelFile
 
 __all__ = ["Member", "Tree", "clean_name", "extract_redist", "extract_wheel"]
@@ -82,7 +83,9 @@ def _tar_members(path: Path) -> Iterator[Member]:
 
 
 def _zip_members(wf: WheelFile) -> Iterator[Member]:
-    for info in wf.zip.infolist():
+    for info in wf.members:
+        if wf.refusal(info):
+            raise ToolkitError(f"{wf.path}: {info.name}: {wf.refusal(info)}")
         mode = info.external_attr >> 16
         if info.is_dir():
             kind = "dir"
@@ -94,10 +97,10 @@ def _zip_members(wf: WheelFile) -> Iterator[Member]:
             kind = "file"
         linkname = b"".join(wf.chunks(info)).decode("utf-8", "replace") if kind == "symlink" else ""
 
-        def chunks(info: zipfile.ZipInfo = info) -> Iterator[bytes]:
+        def chunks(info: Member_ = info) -> Iterator[bytes]:
             return wf.chunks(info)  # inflated with isal; size and CRC checked
 
-        yield Member(info.filename, kind, mode, linkname, chunks)
+        yield Member(info.name, kind, mode, linkname, chunks)
 
 
 class Tree:
