@@ -174,7 +174,8 @@ GOOD_POLICY = {"MOD003": {"no-cuda": ["pkg/_C*"]}, "OWN002": {"owned-symbols": [
 
 
 def test_every_code_has_a_case() -> None:
-    assert set(CASES) == set(CODES)
+    # DEP007 needs a package index: tests/test_check_index.py serves one
+    assert set(CASES) | {"DEP007"} == set(CODES)
 
 
 @pytest.mark.parametrize("code", sorted(CASES))

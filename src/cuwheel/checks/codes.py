@@ -75,6 +75,7 @@ CODES: dict[str, Code] = {
         Code("DEP004", _W, "a cuda-toolkit requirement not pinned to a CUDA major"),
         Code("DEP005", _E, "CUDA requirements in a row that declares none"),
         Code("DEP006", _W, "a linked CUDA library comes only with an extra"),
+        Code("DEP007", _E, "a requirement no real release on the index satisfies"),
         Code("RP001", _E, "no run path reaches the directory of a linked CUDA library"),
         Code("RP002", _E, "an absolute run path entry"),
         Code("RP003", _E, "a run path entry relative to the working directory"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from cuwheel.checks.claims import Claim, claim_from_gpus
 from cuwheel.checks.codes import CODES, Severity
@@ -14,6 +15,7 @@ from cuwheel.checks.dependencies import check_dependencies
 from cuwheel.checks.devicecode import check_device_code, check_has_device_code
 from cuwheel.checks.driver import check_driver
 from cuwheel.checks.findings import Finding, Stats, WheelReport
+from cuwheel.checks.index import check_placeholders, read_projects
 from cuwheel.checks.inputs import check_inputs
 from cuwheel.checks.modules import check_modules
 from cuwheel.checks.ownership import check_ownership
@@ -144,6 +146,7 @@ def check_wheel(
     claim: Claim | None = None,
     audit: bool | None = None,
     gpus: str | None = None,
+    index: str | None = None,
 ) -> WheelReport:
     """Inspect the wheel at ``path`` and check it against its row among ``rows`` (picked by
     :func:`cuwheel.plan.select.select` from the flags, the wheel's name and ``environ``).
@@ -153,6 +156,8 @@ def check_wheel(
     picked and no train or row was asked for; False never does.  ``gpus``: the claim as
     ``--gpus`` names it (``"V100,T4"``, ``"all"``: every GPU of the wheel's train).  Raises
     ConfigError when no row fits and InputError when the file is no readable wheel.
+    ``index``: a PEP 691 simple-index URL; the wheel's requirements are looked up there
+    (DEP007: placeholder projects).  Without it nothing leaves the machine.
     """
     from cuwheel.read.inspect import inspect
 
@@ -173,17 +178,28 @@ def check_wheel(
     if source.kind != "wheel" or source.wheel is None:
         why = source.problems[0].message if source.problems else "not a wheel"
         raise InputError(p, why)
+    extra: list[Finding] = []
+    if index:
+        requires = source.wheel.requires_dist
+        extra = check_placeholders(requires, read_projects(index, requires), index)
     if sel is not None:
         if gpus:
             claim = claim_from_gpus(gpus, sel.plan.train.release)
-        return check_source(source, sel.plan, policy, local=sel.local,
-                            train_from=sel.train_from, claim=claim)
-    plan, train_from, notes = audit_plan(source, train=train, platform=platform, environ=env)
-    if gpus:
-        claim = claim_from_gpus(gpus, plan.train.release)
-    local = parse_wheel_name(p).local
-    return check_source(source, plan, policy, local=local, train_from=train_from,
-                        claim=claim, audit=True, notes=notes)
+        report = check_source(source, sel.plan, policy, local=sel.local,
+                              train_from=sel.train_from, claim=claim)
+    else:
+        plan, train_from, notes = audit_plan(source, train=train, platform=platform, environ=env)
+        if gpus:
+            claim = claim_from_gpus(gpus, plan.train.release)
+        local = parse_wheel_name(p).local
+        report = check_source(source, plan, policy, local=local, train_from=train_from,
+                              claim=claim, audit=True, notes=notes)
+    pol = policy or CheckPolicy()
+    added = [replace(f, check="index") for f in extra if pol.enabled(f.code)]
+    if not added:
+        return report
+    findings = tuple(sorted((*report.findings, *added), key=lambda f: (f.library or "", f.code)))
+    return replace(report, findings=findings, checks=(*report.checks, "index"))
 
 
 def audit_plan(

@@ -96,6 +96,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="judge the wheel without a row: each library by its own train",
     )
+    p.add_argument(
+        "--index",
+        metavar="URL",
+        help="look the wheel's requirements up on this PEP 691 simple index (DEP007: "
+        "placeholder projects); without it cuwheel reads nothing from the network",
+    )
     p.add_argument("--output", "-o", help="write the report to this file instead of stdout")
     p.set_defaults(handler=_run)
 
@@ -135,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
             claim = claim_from_archs(args.archs)
         reports.append(check_wheel(
             w, config.rows, policy, train=args.train, platform=args.platform, row=args.row,
-            claim=claim, audit=audit, gpus=args.gpus,
+            claim=claim, audit=audit, gpus=args.gpus, index=args.index,
         ))  # fmt: skip
     text = render(reports, args.format)
     if args.output:

@@ -1,0 +1,118 @@
+"""What a package index says about a wheel's requirements (PEP 691 JSON simple API): the
+files of each project it requires.  Read only when asked (``--index URL``): cuwheel stays
+offline otherwise.  The check that uses these facts is pure (:func:`check_placeholders`)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from cuwheel.checks.findings import Finding
+
+__all__ = ["IndexProject", "check_placeholders", "read_projects"]
+
+# A release of nothing but small sdists holds no library: a placeholder whose setup tells
+# pip users to install from elsewhere (NVIDIA's names reserved before their wheels came).
+# A small *wheel* is a metapackage (cuda-toolkit is one: extras only) and is real.
+PLACEHOLDER_BYTES = 16 << 10
+_ACCEPT = "application/vnd.pypi.simple.v1+json"
+MAX_PAGE = 32 << 20
+
+
+@dataclass(frozen=True)
+class IndexProject:
+    name: str  # canonical
+    files: tuple[tuple[str, int | None], ...]  # (file name, size where the index gives it)
+    error: str | None = None  # why it could not be read
+
+    def versions(self) -> dict[Version, list[int | None]]:
+        """Version -> file sizes; a wheel counts as large whatever its size."""
+        out: dict[Version, list[int | None]] = {}
+        for fn, size in self.files:
+            try:
+                if fn.endswith(".whl"):
+                    v = parse_wheel_filename(fn)[1]
+                    size = None  # a wheel is never a placeholder
+                else:
+                    v = parse_sdist_filename(fn)[1]
+            except (ValueError, InvalidVersion):
+                continue
+            out.setdefault(v, []).append(size)
+        return out
+
+
+def read_projects(index_url: str, requires: Sequence[str], timeout: float = 20.0
+                  ) -> dict[str, IndexProject]:
+    """The index's files for every project ``requires`` names (one request each)."""
+    out: dict[str, IndexProject] = {}
+    base = index_url.rstrip("/") + "/"
+    for text in requires:
+        try:
+            name = canonicalize_name(Requirement(text).name)
+        except InvalidRequirement:
+            continue
+        if name in out:
+            continue
+        req = urllib.request.Request(base + name + "/", headers={"Accept": _ACCEPT})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                body = resp.read(MAX_PAGE + 1)
+            if len(body) > MAX_PAGE:
+                raise ValueError("page too large")
+            data = json.loads(body)
+            files = tuple(
+                (str(f["filename"]), f.get("size") if isinstance(f.get("size"), int) else None)
+                for f in data.get("files", [])
+                if isinstance(f, dict) and isinstance(f.get("filename"), str)
+            )
+            out[name] = IndexProject(name, files)
+        except urllib.error.HTTPError as exc:
+            # 404: the index has no such project, so no release satisfies the requirement
+            out[name] = IndexProject(name, (), None if exc.code == 404 else f"HTTP {exc.code}")
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            out[name] = IndexProject(name, (), f"unreadable index page ({exc})")
+    return out
+
+
+def check_placeholders(
+    requires: Sequence[str], projects: dict[str, IndexProject], index_url: str
+) -> list[Finding]:
+    """DEP007: a requirement whose project has no release satisfying it on the index, or
+    whose satisfying releases are all placeholders (no file over PLACEHOLDER_BYTES)."""
+    from cuwheel.checks.codes import CODES
+
+    out: list[Finding] = []
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        p = projects.get(canonicalize_name(req.name))
+        if p is None:
+            continue
+        label = text.split(";")[0].strip()
+        if p.error is not None:
+            why = f"{p.name} could not be read from {index_url}: {p.error}"
+        else:
+            matching = {
+                v: sizes for v, sizes in p.versions().items()
+                if req.specifier.contains(v, prereleases=True)
+            }  # fmt: skip
+            if not matching:
+                why = f"no release of {p.name} on {index_url} satisfies it"
+            elif all(s is not None and s < PLACEHOLDER_BYTES for ss in matching.values()
+                     for s in ss):
+                versions = ", ".join(str(v) for v in sorted(matching)[-3:])
+                why = (f"every release of {p.name} that satisfies it ({versions}) is a "
+                       f"placeholder: sdists under {PLACEHOLDER_BYTES // 1024} KiB, no wheel")
+            else:
+                continue
+        out.append(Finding("DEP007", CODES["DEP007"].severity, f"requirement {label}: {why}"))
+    return out
