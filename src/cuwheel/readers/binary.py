@@ -108,11 +108,27 @@ def _run(
             scan.finish()
     if scan.missed:
         raise StreamError("its structures could not be located in a bounded number of passes")
-    if unsafe_skips(collector.candidates) or any(
-        r.device_code and a < r.end and r.start < b for r in regions() for a, b in scan.skip
-    ):
+    if unsafe_skips(collector.candidates) or _skipped_device_code(regions(), scan.skip):
         # a false candidate's extent, or code ranges that hold a device-code section
         raise _Reread
+
+
+def _skipped_device_code(regions: list[Region], skip: list[tuple[int, int]]) -> bool:
+    """Whether a skipped range overlaps a device-code section (bisection over the merged
+    ranges: thousands of segments times thousands of sections would be quadratic)."""
+    merged: list[list[int]] = []
+    for a, b in sorted(r for r in skip if r[1] > r[0]):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    ends = [b for _, b in merged]
+    for r in regions:
+        if r.device_code:
+            i = bisect.bisect_right(ends, r.start)  # first range ending after r.start
+            if i < len(merged) and merged[i][0] < r.end:
+                return True
+    return False
 
 
 def _gaps(regions: list[Region], size: int) -> list[tuple[int, int]]:
