@@ -212,21 +212,39 @@ def _value(draw: st.DrawFn, f: Field, data: bytes, others: list[int]) -> bytes:
     return (v & top).to_bytes(f.width, "little")
 
 
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    """A fixture and the edits made to it: small to print when a case fails."""
+
+    name: str
+    edits: tuple[tuple[int, str, bytes], ...]  # (offset, field, new bytes)
+    cut: int | None
+    chunk: int
+
+    @property
+    def data(self) -> bytes:
+        buf = bytearray(DATA[self.name])
+        for off, _what, value in self.edits:
+            buf[off : off + len(value)] = value
+        if self.cut is not None:
+            del buf[self.cut :]
+        return bytes(buf)
+
+
 @st.composite
-def mutants(draw: st.DrawFn, names: list[str]) -> tuple[str, bytes, int]:
+def mutants(draw: st.DrawFn, names: list[str]) -> Mutant:
     name = draw(st.sampled_from(names))
     data = DATA[name]
     fields = FIELDS[name]
-    buf = bytearray(data)
     others = sorted({f.offset for f in fields})
+    edits = []
     for _ in range(draw(st.integers(1, 4))):
         f = fields[draw(st.integers(0, len(fields) - 1))]
         pick = draw(st.lists(st.sampled_from(others), min_size=0, max_size=2))
-        buf[f.offset : f.offset + f.width] = _value(draw, f, data, pick)
-    if draw(st.integers(0, 9)) == 0:  # sometimes cut the file as well
-        del buf[draw(st.integers(0, len(buf))) :]
+        edits.append((f.offset, f.what, _value(draw, f, data, pick)))
+    cut = draw(st.integers(0, len(data))) if draw(st.integers(0, 9)) == 0 else None
     chunk = draw(st.sampled_from([64, 509, 1024, 4096]))
-    return name, bytes(buf), chunk
+    return Mutant(name, tuple(edits), cut, chunk)
 
 
 @contextlib.contextmanager
@@ -266,7 +284,8 @@ def _read(name: str, data: bytes, chunk: int | None) -> list[Binary] | str:
 STATS = {"cases": 0, "slowest": 0.0}
 
 
-def _check(name: str, data: bytes, chunk: int) -> None:
+def _check(m: Mutant) -> None:
+    name, data, chunk = m.name, m.data, m.chunk
     t0 = time.monotonic()
     with time_limit(SECONDS):
         whole = _read(name, data, None)
@@ -282,7 +301,18 @@ def _check(name: str, data: bytes, chunk: int) -> None:
     # The two ways of reading agree: both unreadable, or the same Binaries.
     assert isinstance(whole, list) == isinstance(streamed, list), (whole, streamed)
     if isinstance(whole, list):
-        assert whole == streamed
+        assert whole == streamed, _diff(whole, streamed)
+
+
+def _diff(a: list[Binary], b: list[Binary]) -> str:
+    """The first field where two reads of the same bytes differ."""
+    if len(a) != len(b):
+        return f"{len(a)} binaries vs {len(b)}"
+    for x, y in zip(a, b, strict=True):
+        for f in dataclasses.fields(Binary):
+            if getattr(x, f.name) != getattr(y, f.name):
+                return f"{f.name}: {getattr(x, f.name)!r:.600} vs {getattr(y, f.name)!r:.600}"
+    return "?"
 
 
 def _settings(ci_examples: int):  # type: ignore[no-untyped-def]
@@ -296,7 +326,11 @@ def test_structure_fuzz(group: str) -> None:
 
     @_settings({"elf": 150, "ar": 60, "pe": 80, "raw": 40}[group])
     @given(m=mutants(names))
-    def run(m: tuple[str, bytes, int]) -> None:
-        _check(*m)
+    def run(m: Mutant) -> None:
+        _check(m)
 
+    before = STATS["cases"]
     run()
+    # (shown with -s: how many mutants this run read, and the slowest pair of reads)
+    print(f"\nfuzz {group}: {STATS['cases'] - before} mutants, slowest "
+          f"{STATS['slowest']:.2f} s")

@@ -3,8 +3,9 @@
 Every place where the container signature occurs becomes a candidate; a candidate is
 kept only if its entries walk exactly to its declared end (binary-formats.md 2-3).
 Which section holds each container is decided afterwards, once the host reader knows
-the section table: candidates in a device-code section must be valid (else the file is
-corrupt), candidates elsewhere that do not validate are just bytes that look alike.
+the section table: candidates in a device-code section must be valid (else that is an
+anomaly of the binary, and the other containers are still kept), candidates elsewhere
+that do not validate are just bytes that look alike.
 """
 
 from __future__ import annotations
@@ -114,7 +115,10 @@ class ContainerCollector:
         container loses only itself (assign_containers reports what was not tiled)."""
         at, end = region.start, region.end
         scan = self.scan
-        while at + CONTAINER_HEADER_SIZE <= end:
+        # Every signature that starts in the section counts, even one the section's end
+        # cuts (a stream search sees it too): it is then reported, not missed.
+        reach = min(end + len(_SIGNATURE8) - 1, scan.size)
+        while at < end:
             head = scan.peek(at, 8)
             if head == _SIGNATURE8:
                 cand = self._candidate(at)
@@ -129,7 +133,7 @@ class ContainerCollector:
             elif head[:1] == b"\0":
                 at = scan.zeros_from(at, end)
                 continue
-            nxt = scan.find(_SIGNATURE8, at, end)
+            nxt = scan.find(_SIGNATURE8, at, reach)
             if nxt < 0:
                 return
             at = nxt
@@ -295,16 +299,20 @@ class ContainerCollector:
     def _payload(
         self, cand: Candidate, index: int, hdr: EntryHeader, data: bytes, limit: int
     ) -> None:
+        # A payload error never replaces an error of the entry walk, which always replaces
+        # it: a resident file decodes payloads during the walk, a streamed one after it,
+        # and both must name the same error.
         try:
             prefix = decompress_prefix(
                 hdr.compression, data, hdr.compressed_size, hdr.uncompressed_size, limit
             )
         except FatbinError as exc:
-            cand.error = f"entry {index}: {exc}"
+            if cand.error is None:
+                cand.error = f"entry {index}: {exc}"
             return
         facts = parse_cubin(prefix)
         if facts is None:
-            if prefix:
+            if prefix and cand.error is None:
                 cand.error = f"entry {index}: the SASS payload is not a CUDA ELF"
             return
         if facts.toolkit is not None and cand.toolkit is None:
