@@ -131,11 +131,33 @@ def _pe_fields(data: bytes) -> list[Field]:
     for d in (0, 1, 13):
         out += [Field(opt + 112 + 8 * d, 4, f"dir{d} rva"), Field(opt + 116 + 8 * d, 4,
                                                                    f"dir{d} size")]
+    secs = []
     for i in range(nsec):
         at = opt + optsize + 40 * i
         out += [Field(at, 8, "section name"), Field(at + 8, 4, "VirtualSize"),
                 Field(at + 12, 4, "VirtualAddress"), Field(at + 16, 4, "SizeOfRawData"),
                 Field(at + 20, 4, "PointerToRawData"), Field(at + 36, 4, "Characteristics")]
+        secs.append((_u(data, "<I", at + 12), _u(data, "<I", at + 16), _u(data, "<I", at + 20)))
+
+    def rva(r: int) -> int | None:
+        return next((ptr + r - va for va, raw, ptr in secs if va <= r < va + raw), None)
+
+    symptr, nsym = _u(data, "<I", coff + 8), _u(data, "<I", coff + 12)
+    if symptr and symptr + 18 * nsym + 4 <= len(data):
+        out.append(Field(symptr + 18 * nsym, 4, "string table size"))
+    exp = rva(_u(data, "<I", opt + 112))
+    if exp is not None and _u(data, "<I", opt + 112):
+        out += [Field(exp + 24, 4, "NumberOfNames"), Field(exp + 32, 4, "AddressOfNames")]
+        names = rva(_u(data, "<I", exp + 32))
+        for k in range(min(_u(data, "<I", exp + 24), 16) if names is not None else 0):
+            out.append(Field(names + 4 * k, 4, "export name RVA"))
+    imp = rva(_u(data, "<I", opt + 120))
+    if imp is not None and _u(data, "<I", opt + 120):
+        for k in range(8):
+            at = imp + 20 * k
+            if at + 20 > len(data) or not any(data[at : at + 20]):
+                break
+            out.append(Field(at + 12, 4, "import name RVA"))
     return out
 
 

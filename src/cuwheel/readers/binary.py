@@ -85,6 +85,11 @@ def _run(
         # what a stream search finds inside sections that are not searched).
         for start, end in _gaps(found, scan.size):
             collector.search_region(Region("", start, end, False, False))
+        # A stream skips the executable segments of a -z separate-code file (unless a
+        # device-code section lies there, when it reads again without skipping); what
+        # starts there is no candidate from disk either, so both reads agree.
+        if scan.skip and not _skipped_device_code(found, scan.skip):
+            collector.discard_in(scan.skip)
         collector.measure_padding([r for r in found if r.device_code])
         scan.serve()
         scan.finish()
@@ -108,9 +113,10 @@ def _run(
             scan.finish()
     if scan.missed:
         raise StreamError("its structures could not be located in a bounded number of passes")
-    if unsafe_skips(collector.candidates) or _skipped_device_code(regions(), scan.skip):
-        # a false candidate's extent, or code ranges that hold a device-code section
-        raise _Reread
+    if _skipped_device_code(regions(), scan.skip):
+        raise _Reread(keep_code=False)  # code ranges that hold a device-code section
+    if unsafe_skips(collector.candidates):
+        raise _Reread(keep_code=True)  # a false candidate's extent
 
 
 def _skipped_device_code(regions: list[Region], skip: list[tuple[int, int]]) -> bool:
@@ -145,7 +151,14 @@ def _gaps(regions: list[Region], size: int) -> list[tuple[int, int]]:
 
 class _Reread(Exception):
     """A shortcut of the signature search proved unsafe for this file: read it again
-    searching everywhere (rare: a false signature hit, or code and data interleaved)."""
+    without it (rare: a false signature hit, or device code in code segments).  The
+    skip of code segments is kept unless device code lies there: it defines what is
+    searched (a read from disk skips them too), the skip of known extents only saves
+    work."""
+
+    def __init__(self, *, keep_code: bool) -> None:
+        super().__init__()
+        self.keep_code = keep_code
 
 
 def read_binary(
@@ -167,8 +180,11 @@ def read_binary(
     try:
         try:
             return _read(path, size, open_chunks, kind, payload)
-        except _Reread:
-            return _read(path, size, open_chunks, kind, payload, False, False)
+        except _Reread as again:
+            try:
+                return _read(path, size, open_chunks, kind, payload, again.keep_code, False)
+            except _Reread:  # (cannot happen: the same sections, no known extents skipped)
+                return _read(path, size, open_chunks, kind, payload, False, False)
     except InputError:
         raise
     except (ElfError, PeError, ArError, StreamError, FatbinError) as exc:
@@ -325,7 +341,7 @@ def _check_skips(candidates: dict[int, Candidate], kept: list[FatbinContainer]) 
     if skipped:
         offsets = {c.offset for c in kept}
         if any(o not in offsets for o in skipped):
-            raise _Reread
+            raise _Reread(keep_code=True)
 
 
 def _raise_first(path: str, problems: list[str]) -> None:

@@ -145,6 +145,20 @@ class ContainerCollector:
             if cand is not None:
                 self._read_resident(cand)
 
+    def discard_in(self, ranges: list[tuple[int, int]]) -> None:
+        """Forget the candidates that start in any of ``ranges``."""
+        merged: list[list[int]] = []
+        for a, b in sorted(r for r in ranges if r[1] > r[0]):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        starts = [a for a, _ in merged]
+        for off in list(self.candidates):
+            i = bisect.bisect_right(starts, off) - 1
+            if i >= 0 and off < merged[i][1]:
+                del self.candidates[off]
+
     def measure_padding(self, regions: list[Region]) -> None:
         """Count the zeros around each candidate in a device-code section of a resident
         file (a streamed file has them counted as it passes, in on_signature)."""
