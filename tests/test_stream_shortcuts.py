@@ -138,3 +138,22 @@ def test_code_segments_are_skipped_alike_with_no_section_table(
     assert [p.message for p in mapped.problems] == [p.message for p in streamed.problems]
     assert _facts(mapped) == _facts(streamed)
     assert mapped.binaries[0].needed  # the dynamic facts are still read
+
+
+def test_signature_starting_in_a_tiny_unclaimed_gap(tmp_path: Path, small_chunks: None) -> None:
+    """Fuzz finding: librdc.so with .nv_fatbin's sh_offset moved 1 byte on.  Its first
+    container now starts in a 3-byte gap no section claims; the stream found it there,
+    the read from disk searched only gaps of 8 bytes or more, and only for signatures
+    wholly inside them.  Every signature that starts in an unclaimed byte counts now."""
+    data = bytearray((BIN / "librdc.so").read_bytes())
+    shoff = struct.unpack_from("<Q", data, 40)[0]
+    at = shoff + 64 * 16 + 24  # section 16 (.nv_fatbin): sh_offset
+    struct.pack_into("<Q", data, at, struct.unpack_from("<Q", data, at)[0] + 1)
+    on_disk = tmp_path / "r.so"
+    on_disk.write_bytes(bytes(data))
+    whl = make_wheel(tmp_path, {"pkg/r.so": bytes(data)})
+    mapped, streamed = cuwheel.inspect(on_disk), cuwheel.inspect(whl)
+    assert _facts(mapped) == _facts(streamed)
+    assert mapped.binaries[0].anomalies == streamed.binaries[0].anomalies
+    first = mapped.binaries[0].containers[0]
+    assert (first.offset, first.section) == (0x20A0, None)

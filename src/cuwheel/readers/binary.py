@@ -83,8 +83,10 @@ def _run(
         # Bytes no section claims are searched too, as a stream search sees them: then
         # both ways of reading a file find the same containers (assign_containers drops
         # what a stream search finds inside sections that are not searched).
+        # (A signature that starts in a gap counts even where it runs on into the next
+        # section: the stream sees it there too, and outside every section it is kept.)
         for start, end in _gaps(found, scan.size):
-            collector.search_region(Region("", start, end, False, False))
+            collector.search_region(Region("", start, min(end + 7, scan.size), False, False))
         # A stream skips the executable segments of a -z separate-code file (unless a
         # device-code section lies there, when it reads again without skipping); what
         # starts there is no candidate from disk either, so both reads agree.
@@ -146,7 +148,7 @@ def _gaps(regions: list[Region], size: int) -> list[tuple[int, int]]:
         at = max(at, r.end)
     if at < size:
         out.append((at, size))
-    return [(a, b) for a, b in out if b - a >= 8]
+    return out
 
 
 class _Reread(Exception):
