@@ -155,10 +155,10 @@ def pe_long_section_names_share_one_string() -> bytes:
 
 
 def ar_long_names_share_one_string() -> bytes:
-    """50,000 (empty ELF object) members named /0 into a 1 MiB long-name table with no
-    "/\\n": each name was searched for and copied from there (50 GB)."""
+    """20,000 (empty ELF object) members named /0 into a 1 MiB long-name table with no
+    "/\\n": each name was searched for and copied from there (20 GB)."""
     obj = binbuild.elf_header_only()
-    return binbuild.ar([(b"/0", obj)] * 50_000, long_names=b"L" * (1 << 20))
+    return binbuild.ar([(b"/0", obj)] * 20_000, long_names=b"L" * (1 << 20))
 
 
 def ar_many_empty_members() -> bytes:
@@ -252,19 +252,19 @@ def elf_thousands_of_code_segments() -> bytes:
 
 
 def elf_many_containers_many_sections() -> bytes:
-    """60,000 sections and 100,000 (empty, valid) containers in one data section: each
+    """30,000 sections and 50,000 (empty, valid) containers in one data section: each
     container's section was found by a linear search."""
-    blob = binbuild.fatbin_container([]) * 100_000
-    secs = [Sec(f".d{i}", b"\0" * 8, align=8) for i in range(60_000)]
+    blob = binbuild.fatbin_container([]) * 50_000
+    secs = [Sec(f".d{i}", b"\0" * 8, align=8) for i in range(30_000)]
     secs.append(Sec(".data.big", blob, flags=3, align=16))
     return binbuild.elf64(Elf(secs))
 
 
 def elf_many_wrappers_many_segments() -> bytes:
-    """1,000,000 .nvFatBinSegment records against 65,000 PT_LOADs: each record's address
+    """500,000 .nvFatBinSegment records against 65,000 PT_LOADs: each record's address
     was looked up in every segment."""
     n_seg = 65_000
-    records = struct.pack("<IIQQ", 0x466243B1, 1, 0x10, 0) * 1_000_000
+    records = struct.pack("<IIQQ", 0x466243B1, 1, 0x10, 0) * 500_000
     data = binbuild.elf64(Elf([Sec(".nvFatBinSegment", records, flags=3)], phdrs=[]))
     ph = b"".join(struct.pack("<IIQQQQQQ", 1, 4, 0, v, v, 8, 8, 8)
                   for v in range(0x100000, 0x100000 + 16 * n_seg, 16))
@@ -321,7 +321,7 @@ def test_lookups_are_linear_or_n_log_n(case: str, tmp_path: Path) -> None:
         assert out["problems"] == [], out["problems"]
     if case == "containers-sections":
         (b,) = out["binaries"]
-        assert b["containers"] == 100_000 and b["sections"] == [".data.big"]
+        assert b["containers"] == 50_000 and b["sections"] == [".data.big"]
 
 
 def test_request_budget_is_a_one_line_problem() -> None:
