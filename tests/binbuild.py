@@ -156,7 +156,7 @@ class PeSec:
 def pe32plus(sections: list[PeSec], *, dirs: dict[int, tuple[int, int]] | None = None,
              strtab: bytes | None = None, nsec: int | None = None) -> bytes:
     """A PE32+ DLL.  ``dirs``: data directory index -> (rva, size).  ``strtab``: a COFF
-    string table (its 4-byte size field included) put after an empty symbol table."""
+    string table (its 4-byte size field included) put after a one-symbol table."""
     dirs = dirs or {}
     optsize = 112 + 16 * 8
     lfanew = 64
@@ -172,12 +172,13 @@ def pe32plus(sections: list[PeSec], *, dirs: dict[int, tuple[int, int]] | None =
             out += s.data
         else:
             placed.append(s.rawptr)
-    symptr = 0
-    if strtab is not None:
-        symptr = len(out)
-        out += strtab
+    symptr = nsym = 0
+    if strtab is not None:  # one (empty) symbol, then the string table
+        symptr, nsym = len(out), 1
+        out += bytes(18) + strtab
     struct.pack_into("<4sHHIIIHH", out, lfanew, b"PE\0\0", 0x8664,
-                     len(sections) if nsec is None else nsec, 0, symptr, 0, optsize, 0x2022)
+                     len(sections) if nsec is None else nsec, 0, symptr, nsym, optsize,
+                     0x2022)
     opt = lfanew + 24
     struct.pack_into("<H", out, opt, 0x20B)
     struct.pack_into("<Q", out, opt + 24, 0x180000000)
@@ -191,4 +192,12 @@ def pe32plus(sections: list[PeSec], *, dirs: dict[int, tuple[int, int]] | None =
         struct.pack_into("<8sIIIIIIHHI", out, at, s.name[:8].ljust(8, b"\0"), vsize, s.va,
                          raw, ptr, 0, 0, 0, 0, s.chars)
         at += 40
+    return bytes(out)
+
+
+def elf_header_only(e_type: int = 1) -> bytes:
+    """A 64-byte ELF64 header with no program or section headers (an empty object)."""
+    out = bytearray(64)
+    struct.pack_into("<16sHHIQQQIHHHHHH", out, 0, b"\x7fELF\x02\x01\x01" + bytes(9), e_type,
+                     62, 1, 0, 0, 0, 0, 64, 56, 0, 64, 0, 0)
     return bytes(out)

@@ -264,3 +264,32 @@ def test_check_and_compat_do_not_trust_a_damaged_library(tmp_path: Path) -> None
     assert [f.library for f in in002] == ["pkg/lib/libpkg_cuda.so"]
     assert not report.passed
     assert main(["compat", whl, "--cc", "9.0"]) == 2
+
+
+@pytest.mark.parametrize("size", [1, 8, 15, 17])
+def test_container_cut_by_its_section_end(size: int, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fuzz finding: .nv_fatbin's sh_size cut to fewer bytes than a container header.
+    The stream search saw the signature that starts there, the walk of the file on disk
+    did not (it needed 16 bytes of section): now both report the same container as
+    running past the end of its section, and still find the others."""
+    data = (BIN / "align256.so").read_bytes()
+    hdr, off, _size = shdrs(data)[".nv_fatbin"]
+    b = one(read_both(tmp_path, "a.so", patched(data, hdr + 32, "<Q", size), monkeypatch))
+    assert b.anomalies == (f".nv_fatbin container at 0x{off:x}: container runs past the end "
+                           "of .nv_fatbin",)
+    assert len(b.containers) == 2  # the two after it, found by the search of the rest
+
+
+def test_walk_error_wins_over_payload_error(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fuzz finding: g80.so with its first entry's header size 95 (was 96).  The entry
+    walk ends 1 byte short and the payload, now read from a byte early, is no zstd frame;
+    from disk (payloads decoded during the walk) the walk's error was reported, streamed
+    (payloads decoded after it) the payload's.  The walk's error is reported both ways."""
+    data = (BIN / "g80.so").read_bytes()
+    (first,) = cuwheel.inspect([BIN / "g80.so"]).binaries[0].containers[:1]
+    bad = patched(data, first.entries[0].offset + 4, "<I", first.entries[0].header_size - 1)
+    b = one(read_both(tmp_path, "g80.so", bad, monkeypatch))
+    assert b.anomalies == (f".nv_fatbin container at 0x{first.offset:x}: 1 stray bytes after "
+                           "the last entry",)

@@ -55,7 +55,9 @@ def test_false_signature_claiming_the_rest_of_the_file_is_read_again(
     inv = cuwheel.inspect(whl)
     assert not inv.problems
     assert _facts(inv) == _facts(truth)
-    assert rereads[-1] == (False, False)  # the second read searched everywhere
+    # The second read trusts no known extent; code segments stay skipped (a read from
+    # disk does not search them either; only device code there turns that off).
+    assert rereads[-1] == (True, False)
 
 
 def test_streamed_and_mapped_reads_agree_on_every_fixture_with_tiny_chunks(
@@ -116,3 +118,42 @@ def test_searching_a_file_on_disk_reads_each_byte_about_once(
         hits = scan.find_signatures(0, len(blob))
     assert hits == [64 * i for i in range(5001)]
     assert sum(read) < 2 * len(blob)
+
+
+def test_code_segments_are_skipped_alike_with_no_section_table(
+    tmp_path: Path, small_chunks: None
+) -> None:
+    """Fuzz finding: align256.so with e_shnum 0 (no sections) and the segment holding
+    .nv_fatbin flagged executable only.  The stream skipped that segment (the file keeps
+    an R-only segment: -z separate-code), the read from disk searched all unclaimed bytes:
+    different containers.  What starts in a skipped code segment is now no candidate
+    either way (unless a device-code section lies there: then both search it)."""
+    data = bytearray((BIN / "align256.so").read_bytes())
+    data[180] = 1  # program header 2's p_flags: PF_X
+    struct.pack_into("<H", data, 60, 0)  # e_shnum
+    on_disk = tmp_path / "a.so"
+    on_disk.write_bytes(bytes(data))
+    whl = make_wheel(tmp_path, {"pkg/a.so": bytes(data)})
+    mapped, streamed = cuwheel.inspect(on_disk), cuwheel.inspect(whl)
+    assert [p.message for p in mapped.problems] == [p.message for p in streamed.problems]
+    assert _facts(mapped) == _facts(streamed)
+    assert mapped.binaries[0].needed  # the dynamic facts are still read
+
+
+def test_signature_starting_in_a_tiny_unclaimed_gap(tmp_path: Path, small_chunks: None) -> None:
+    """Fuzz finding: librdc.so with .nv_fatbin's sh_offset moved 1 byte on.  Its first
+    container now starts in a 3-byte gap no section claims; the stream found it there,
+    the read from disk searched only gaps of 8 bytes or more, and only for signatures
+    wholly inside them.  Every signature that starts in an unclaimed byte counts now."""
+    data = bytearray((BIN / "librdc.so").read_bytes())
+    shoff = struct.unpack_from("<Q", data, 40)[0]
+    at = shoff + 64 * 16 + 24  # section 16 (.nv_fatbin): sh_offset
+    struct.pack_into("<Q", data, at, struct.unpack_from("<Q", data, at)[0] + 1)
+    on_disk = tmp_path / "r.so"
+    on_disk.write_bytes(bytes(data))
+    whl = make_wheel(tmp_path, {"pkg/r.so": bytes(data)})
+    mapped, streamed = cuwheel.inspect(on_disk), cuwheel.inspect(whl)
+    assert _facts(mapped) == _facts(streamed)
+    assert mapped.binaries[0].anomalies == streamed.binaries[0].anomalies
+    first = mapped.binaries[0].containers[0]
+    assert (first.offset, first.section) == (0x20A0, None)

@@ -82,6 +82,12 @@ class ArReader:
             problem = None
             if raw.startswith("/") and raw[1:].isdigit():
                 name, problem = self._long_name(int(raw[1:]))
+                # Each member's path holds its own copy of the name: charged per member,
+                # so a million members sharing one long name cost no more than the budget.
+                if self.budget.left < len(name):
+                    name, problem = raw, (f"names: more than {self.budget.limit} bytes "
+                                          "decoded; the rest are not read")
+                self.budget.left -= len(name)
             elif raw.startswith("#1/") and raw[3:].isdigit():
                 # BSD: the name is the first N bytes of the data; rare here, named as-is.
                 name = raw
@@ -101,14 +107,10 @@ class ArReader:
         if off >= len(table):
             out = (f"/{off}", f"member name /{off} lies outside the long-name table "
                    f"({len(table)} bytes)")
-        elif self.budget.left <= 0:
-            out = (f"/{off}", f"names: more than {self.budget.limit} bytes decoded; the rest "
-                   "are not read")
         else:
             end = table.find(b"/\n", off, off + MAX_NAME + 2)
             stop = end if end >= 0 else min(len(table), off + MAX_NAME)
             name = table[off:stop].decode("latin-1")
-            self.budget.left -= stop - off
             problem = None
             if end < 0 and off + MAX_NAME < len(table):
                 name += "..."

@@ -83,8 +83,15 @@ def _run(
         # Bytes no section claims are searched too, as a stream search sees them: then
         # both ways of reading a file find the same containers (assign_containers drops
         # what a stream search finds inside sections that are not searched).
+        # (A signature that starts in a gap counts even where it runs on into the next
+        # section: the stream sees it there too, and outside every section it is kept.)
         for start, end in _gaps(found, scan.size):
-            collector.search_region(Region("", start, end, False, False))
+            collector.search_region(Region("", start, min(end + 7, scan.size), False, False))
+        # A stream skips the executable segments of a -z separate-code file (unless a
+        # device-code section lies there, when it reads again without skipping); what
+        # starts there is no candidate from disk either, so both reads agree.
+        if scan.skip and not _skipped_device_code(found, scan.skip):
+            collector.discard_in(scan.skip)
         collector.measure_padding([r for r in found if r.device_code])
         scan.serve()
         scan.finish()
@@ -108,11 +115,28 @@ def _run(
             scan.finish()
     if scan.missed:
         raise StreamError("its structures could not be located in a bounded number of passes")
-    if unsafe_skips(collector.candidates) or any(
-        r.device_code and a < r.end and r.start < b for r in regions() for a, b in scan.skip
-    ):
-        # a false candidate's extent, or code ranges that hold a device-code section
-        raise _Reread
+    if _skipped_device_code(regions(), scan.skip):
+        raise _Reread(keep_code=False)  # code ranges that hold a device-code section
+    if unsafe_skips(collector.candidates):
+        raise _Reread(keep_code=True)  # a false candidate's extent
+
+
+def _skipped_device_code(regions: list[Region], skip: list[tuple[int, int]]) -> bool:
+    """Whether a skipped range overlaps a device-code section (bisection over the merged
+    ranges: thousands of segments times thousands of sections would be quadratic)."""
+    merged: list[list[int]] = []
+    for a, b in sorted(r for r in skip if r[1] > r[0]):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    ends = [b for _, b in merged]
+    for r in regions:
+        if r.device_code:
+            i = bisect.bisect_right(ends, r.start)  # first range ending after r.start
+            if i < len(merged) and merged[i][0] < r.end:
+                return True
+    return False
 
 
 def _gaps(regions: list[Region], size: int) -> list[tuple[int, int]]:
@@ -124,12 +148,19 @@ def _gaps(regions: list[Region], size: int) -> list[tuple[int, int]]:
         at = max(at, r.end)
     if at < size:
         out.append((at, size))
-    return [(a, b) for a, b in out if b - a >= 8]
+    return out
 
 
 class _Reread(Exception):
     """A shortcut of the signature search proved unsafe for this file: read it again
-    searching everywhere (rare: a false signature hit, or code and data interleaved)."""
+    without it (rare: a false signature hit, or device code in code segments).  The
+    skip of code segments is kept unless device code lies there: it defines what is
+    searched (a read from disk skips them too), the skip of known extents only saves
+    work."""
+
+    def __init__(self, *, keep_code: bool) -> None:
+        super().__init__()
+        self.keep_code = keep_code
 
 
 def read_binary(
@@ -151,8 +182,11 @@ def read_binary(
     try:
         try:
             return _read(path, size, open_chunks, kind, payload)
-        except _Reread:
-            return _read(path, size, open_chunks, kind, payload, False, False)
+        except _Reread as again:
+            try:
+                return _read(path, size, open_chunks, kind, payload, again.keep_code, False)
+            except _Reread:  # (cannot happen: the same sections, no known extents skipped)
+                return _read(path, size, open_chunks, kind, payload, False, False)
     except InputError:
         raise
     except Malformed as exc:
@@ -309,7 +343,7 @@ def _check_skips(candidates: dict[int, Candidate], kept: list[FatbinContainer]) 
     if skipped:
         offsets = {c.offset for c in kept}
         if any(o not in offsets for o in skipped):
-            raise _Reread
+            raise _Reread(keep_code=True)
 
 
 def _raise_first(path: str, problems: list[str]) -> None:

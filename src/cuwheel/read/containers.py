@@ -3,8 +3,9 @@
 Every place where the container signature occurs becomes a candidate; a candidate is
 kept only if its entries walk exactly to its declared end (binary-formats.md 2-3).
 Which section holds each container is decided afterwards, once the host reader knows
-the section table: candidates in a device-code section must be valid (else the file is
-corrupt), candidates elsewhere that do not validate are just bytes that look alike.
+the section table: candidates in a device-code section must be valid (else that is an
+anomaly of the binary, and the other containers are still kept), candidates elsewhere
+that do not validate are just bytes that look alike.
 """
 
 from __future__ import annotations
@@ -113,7 +114,10 @@ class ContainerCollector:
         container loses only itself (assign_containers reports what was not tiled)."""
         at, end = region.start, region.end
         scan = self.scan
-        while at + CONTAINER_HEADER_SIZE <= end:
+        # Every signature that starts in the section counts, even one the section's end
+        # cuts (a stream search sees it too): it is then reported, not missed.
+        reach = min(end + len(CONTAINER_SIGNATURE) - 1, scan.size)
+        while at < end:
             head = scan.peek(at, 8)
             if head == CONTAINER_SIGNATURE:
                 cand = self._candidate(at)
@@ -128,7 +132,7 @@ class ContainerCollector:
             elif head[:1] == b"\0":
                 at = scan.zeros_from(at, end)
                 continue
-            nxt = scan.find(CONTAINER_SIGNATURE, at, end)
+            nxt = scan.find(CONTAINER_SIGNATURE, at, reach)
             if nxt < 0:
                 return
             at = nxt
@@ -139,6 +143,20 @@ class ContainerCollector:
             cand = self._candidate(hit)
             if cand is not None:
                 self._read_resident(cand)
+
+    def discard_in(self, ranges: list[tuple[int, int]]) -> None:
+        """Forget the candidates that start in any of ``ranges``."""
+        merged: list[list[int]] = []
+        for a, b in sorted(r for r in ranges if r[1] > r[0]):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        starts = [a for a, _ in merged]
+        for off in list(self.candidates):
+            i = bisect.bisect_right(starts, off) - 1
+            if i >= 0 and off < merged[i][1]:
+                del self.candidates[off]
 
     def measure_padding(self, regions: list[Region]) -> None:
         """Count the zeros around each candidate in a device-code section of a resident
@@ -294,16 +312,20 @@ class ContainerCollector:
     def _payload(
         self, cand: Candidate, index: int, hdr: EntryHeader, data: bytes, limit: int
     ) -> None:
+        # A payload error never replaces an error of the entry walk, which always replaces
+        # it: a resident file decodes payloads during the walk, a streamed one after it,
+        # and both must name the same error.
         try:
             prefix = decompress_prefix(
                 hdr.compression, data, hdr.compressed_size, hdr.uncompressed_size, limit
             )
         except FatbinError as exc:
-            cand.error = f"entry {index}: {exc}"
+            if cand.error is None:
+                cand.error = f"entry {index}: {exc}"
             return
         facts = parse_cubin(prefix)
         if facts is None:
-            if prefix:
+            if prefix and cand.error is None:
                 cand.error = f"entry {index}: the SASS payload is not a CUDA ELF"
             return
         if facts.toolkit is not None and cand.toolkit is None:

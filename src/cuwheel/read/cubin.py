@@ -41,15 +41,24 @@ class CubinFacts:
         return self.elf_type == ET_REL
 
 
+# A tkinfo note is a few hundred bytes; its text is searched in this much at most, and
+# at most this many note names are looked at: a payload of nothing but note headers
+# claiming the rest of the cubin would otherwise cost its size squared.
+_NOTE_BODY = 4096
+_MAX_NOTES = 256
+
+
 def _toolkit_from_notes(data: bytes) -> tuple[Toolkit | None, str | None]:
     """Find the first NVIDIA tkinfo (or cuinfo) note anywhere in ``data``."""
     cuinfo: Toolkit | None = None
     pos = data.find(_NOTE_NAME)
-    while pos >= 12:
+    seen = 0
+    while pos >= 12 and seen < _MAX_NOTES:
+        seen += 1
         namesz, descsz, ntype = struct.unpack_from("<III", data, pos - 12)
         desc = pos + 12
         if namesz == 12 and desc + descsz <= len(data):
-            body = data[desc : desc + descsz]
+            body = data[desc : desc + min(descsz, _NOTE_BODY)]
             if ntype == _NT_TKINFO:
                 m = _RELEASE.search(body)
                 if m:

@@ -106,6 +106,14 @@ class StringTable:
         self.encoding = encoding
         self.end = end
         self._cache: dict[int, str | None] = {}
+        self._noted: set[str] = set()  # kinds of problem already recorded for this table
+
+    def _note(self, kind: str, message: str) -> None:
+        """Record the first problem of each kind only: a table with a million bad offsets
+        is one anomaly (the first in the order the table is read, which is fixed)."""
+        if kind not in self._noted:
+            self._noted.add(kind)
+            self.anomalies.add(message)
 
     def get(self, off: int) -> str | None:
         """The string at ``off``; None when ``off`` is outside the table or the file's
@@ -116,8 +124,8 @@ class StringTable:
         data, limit = self.data, self.limit
         value: str | None
         if not 0 <= off < len(data):
-            self.anomalies.add(f"{self.what}: offset 0x{off:x} lies outside its "
-                               f"{len(data)} bytes")
+            self._note("outside", f"{self.what}: offset 0x{off:x} lies outside its "
+                       f"{len(data)} bytes")
             value = None
         elif self.budget.left <= 0:
             self.anomalies.add(f"names: more than {self.budget.limit} bytes decoded; the "
@@ -132,8 +140,8 @@ class StringTable:
             self.budget.left -= len(raw)
             value = raw.decode(self.encoding, "replace")
             if cut:
-                self.anomalies.add(f"{self.what}: the string at 0x{off:x} is longer than "
-                                   f"{limit} bytes (cut)")
+                self._note("cut", f"{self.what}: the string at 0x{off:x} is longer than "
+                           f"{limit} bytes (cut)")
                 value += "..."
         cache[off] = value
         return value
@@ -270,6 +278,8 @@ class Scan:
         self.skip_known: list[tuple[int, int]] = []
         self.requested = 0
         self.request_budget = REQUEST_FACTOR * size + REQUEST_SLACK
+        self._skips: list[tuple[int, int]] = []  # heap of the ranges above, by start
+        self._skips_seen = [0, 0]  # how much of skip / skip_known is in the heap
 
     # -- requests ---------------------------------------------------------------
     def request(self, start: int, length: int, callback: Callback) -> None:
@@ -418,10 +428,26 @@ class Scan:
             keep = min(keep, max(starts[0][0], self._buf_start))
         return keep
 
+    def _take_skips(self) -> None:
+        """Move ranges appended to ``skip`` / ``skip_known`` since the last look into the
+        heap the scan walks (the lists themselves stay whole for the callers)."""
+        heap = self._skips
+        for lst, seen in ((self.skip, 0), (self.skip_known, 1)):
+            n = self._skips_seen[seen]
+            if len(lst) > n:
+                for r in lst[n:]:
+                    heapq.heappush(heap, r)
+                self._skips_seen[seen] = len(lst)
+
     def _scan_signatures(self) -> None:
         """Search the new bytes for container signatures, skipping code ranges and the
         extents of containers already found.  Requests are served after each hit, so a
-        container found early in a chunk has its payload skipped in the same chunk."""
+        container found early in a chunk has its payload skipped in the same chunk.
+
+        The ranges to skip sit in a heap by start: each is popped once, when the scan
+        reaches it (thousands of executable segments or known containers cost n log n,
+        not a list rebuilt per step).  One that reaches into the next chunk is kept for
+        the next call, which starts 7 bytes back for signatures across the boundary."""
         on_signature = self.on_signature
         assert on_signature is not None
         buf, base = self._buf, self._buf_start
@@ -429,14 +455,22 @@ class Scan:
         at = max(self._scanned - 7, base)
         hi = self.pos
         self._scanned = hi
+        heap = self._skips
+        tail: list[int] | None = None  # merged skipped ranges that reach past hi - 8
         while at + 8 <= hi:
-            skips = [r for r in self.skip + self.skip_known if r[1] > at]
-            self.skip_known = [r for r in self.skip_known if r[1] > at]
-            inside = [s1 for s0, s1 in skips if s0 <= at]
-            if inside:
-                at = max(inside)
-                continue
-            nxt = min([s0 for s0, _ in skips if s0 < hi] + [hi])
+            self._take_skips()
+            while heap and heap[0][0] <= at:
+                s0, s1 = heapq.heappop(heap)
+                if s1 > at:
+                    at = s1
+                    if s1 > hi - 8:
+                        if tail is None:
+                            tail = [s0, s1]
+                        else:
+                            tail[0], tail[1] = min(tail[0], s0), s1
+            if at + 8 > hi:
+                break
+            nxt = min(heap[0][0], hi) if heap else hi
             # a signature may start just before a skipped range
             i = find(CONTAINER_SIGNATURE, at - base, min(nxt + 7, hi) - base)
             if i < 0:
@@ -445,6 +479,9 @@ class Scan:
             on_signature(base + i)
             self._pump()
             at = base + i + 8
+        self._take_skips()
+        if tail is not None:
+            heapq.heappush(heap, (tail[0], tail[1]))
 
     def _pump(self) -> None:
         heap = self._heap
