@@ -78,3 +78,27 @@ def test_objects_and_files_without_records_say_unknown() -> None:
     for name in ("tu_obj.o", "librdc.a", "k86.fatbin", "arm64_sm90.so"):
         for b in cuwheel.inspect(BIN / name).binaries:
             assert all(c.device_link is None for c in b.containers), name
+
+
+@pytest.mark.parametrize("name", ["sm80.so", "two_tu.so", "sm90a.so", "allmajor.so", "sm100f.so"])
+def test_kernels_fact_agrees_with_cuobjdump_and_readelf(name: str, tmp_path: Path) -> None:
+    """Which cubins hold a kernel: NVIDIA's cuobjdump extracts every cubin of .nv_fatbin
+    and readelf lists its sections (a kernel is a .text.<name> section); cuwheel's
+    ``kernels`` fact, with every cubin decoded, must say the same, arch by arch."""
+    from cuobjdump_oracle import find_cuobjdump
+
+    tool = find_cuobjdump()
+    if tool is None or shutil.which("readelf") is None:
+        pytest.skip("needs cuobjdump (nvidia-cuda-cuobjdump) and readelf")
+    subprocess.run([tool, "-xelf", "all", str(BIN / name)], cwd=tmp_path, check=True,
+                   capture_output=True)
+    oracle = []
+    for cubin in sorted(tmp_path.glob("*.cubin"), key=lambda p: int(p.name.split(".")[1])):
+        sections = subprocess.run(["readelf", "-SW", str(cubin)], capture_output=True,
+                                  text=True, check=True).stdout
+        oracle.append((cubin.name.split(".")[2], " .text." in sections))
+    (b,) = cuwheel.inspect([BIN / name], payload="all").binaries
+    ours = [(e.arch.base.sass if e.arch.variant != "a" else e.arch.sass, e.kernels)
+            for c in b.containers if c.section == ".nv_fatbin" for e in c.entries
+            if e.kind.value == "sass"]
+    assert oracle and sorted(ours) == sorted(oracle)

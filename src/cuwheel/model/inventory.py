@@ -79,6 +79,8 @@ class FatbinEntry:
     # Facts that need the payload; None where it was not decoded or not present.
     toolkit: Toolkit | None = None
     relocatable: bool | None = None  # cubin e_type ET_REL (True) or ET_EXEC (False)
+    # The cubin has a kernel (a .text.<name> section); None where it was not decoded.
+    kernels: bool | None = None
 
     @property
     def name(self) -> str:

@@ -384,6 +384,7 @@ def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str) 
             debug=False,
             toolkit=facts.toolkit,
             relocatable=facts.relocatable,
+            kernels=facts.kernels,
         )
         container = FatbinContainer(0, size, None, False, facts.relocatable, (entry,),
                                     toolkit=facts.toolkit)

@@ -332,7 +332,7 @@ class ContainerCollector:
             cand.toolkit = facts.toolkit
         entry = cand.entries[index]
         cand.entries[index] = dataclasses.replace(
-            entry, toolkit=facts.toolkit, relocatable=facts.relocatable
+            entry, toolkit=facts.toolkit, relocatable=facts.relocatable, kernels=facts.kernels
         )
 
 

@@ -35,6 +35,7 @@ class CubinFacts:
     toolkit: Toolkit | None
     arch_specific: bool | None  # .nv.compat attribute 9 ("a"); None when unseen
     arch_option: str | None  # the "-arch" value recorded by the tool, e.g. "sm_100f"
+    kernels: bool | None = None  # has a .text.<kernel> section; None: not in the bytes read
 
     @property
     def relocatable(self) -> bool:
@@ -107,6 +108,27 @@ def _nv_compat_arch_specific(data: bytes) -> bool | None:
     return None
 
 
+def _has_kernels(data: bytes) -> bool | None:
+    """Whether the cubin has a kernel: a ``.text.<name>`` section (docs/formats.md
+    #cubin-identification; nvcc's device-link stub has none).  None when the section
+    table or its names lie beyond ``data`` (a prefix of a big cubin)."""
+    shoff, = struct.unpack_from("<Q", data, 40)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 58)
+    if shentsize != 64 or not 0 < shnum <= 0xFFFF or shstrndx >= shnum:
+        return None
+    if shoff + shnum * 64 > len(data):
+        return None
+    str_off, str_size = struct.unpack_from("<QQ", data, shoff + shstrndx * 64 + 24)
+    if str_off + str_size > len(data):
+        return None
+    names = data[str_off : str_off + str_size]
+    for i in range(shnum):
+        name_off, = struct.unpack_from("<I", data, shoff + i * 64)
+        if names.startswith(b".text.", name_off):
+            return True
+    return False
+
+
 def parse_cubin(data: bytes) -> CubinFacts | None:
     """Facts from a cubin or a prefix of one; None when it is not a CUDA ELF."""
     if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
@@ -128,4 +150,5 @@ def parse_cubin(data: bytes) -> CubinFacts | None:
         toolkit=toolkit,
         arch_specific=_nv_compat_arch_specific(data),
         arch_option=arch_option,
+        kernels=_has_kernels(data),
     )
