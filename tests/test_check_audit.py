@@ -1,0 +1,81 @@
+"""Audit mode: check a published wheel with no row.  Each test states the wheel a real
+project publishes (a multi-train wheel, a torch extension for Windows, a wheel without a
+local version ...) and what its users would hit; expectations are written from the
+fixtures' build commands (tests/data/fixtures.toml), never read back from cuwheel."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import checkwheels as cw
+from cuwheel.checks import check_wheel
+from cuwheel.checks.claims import claim_from_archs
+from cuwheel.checks.findings import WheelReport
+from cuwheel.config import parse_config
+from cuwheel.errors import ConfigError
+
+
+def audit(tmp_path: Path, spec: cw.Spec, **kw: object) -> WheelReport:
+    cfg = parse_config({}, "test")
+    return check_wheel(spec.build(tmp_path), cfg.rows, cfg.check, environ={}, audit=True,
+                       **kw)  # type: ignore[arg-type]
+
+
+def codes(report: WheelReport) -> set[str]:
+    return {f.code for f in report.findings if f.severity.name != "INFO"}
+
+
+def test_a_published_wheel_without_local_version(tmp_path: Path) -> None:
+    """PyPI forbids +cu130: the train comes from the library (it links libcudart.so.13 and
+    its cubins were built by CUDA 13.0), and no TAG002 is raised."""
+    report = audit(tmp_path, replace(cw.linux_x86_cu13(), version="1.0"))
+    assert report.row == "audit" and report.train == "cu130" and report.profile == "audit"
+    assert codes(report) == set(), [f.line() for f in report.findings]
+    assert any("pkg/lib/libpkg_cuda.so: train cu130" in n for n in report.notes)
+
+
+def test_one_library_per_train(tmp_path: Path) -> None:
+    """bitsandbytes-style: a CUDA 12.6 library (Orin, sm_87, libcudart.so.12) beside a CUDA
+    13 one (sm_90 / sm_100 / sm_110, libcudart.so.13) in one aarch64 wheel.  Judged by one
+    train, one of them would be TAG004 + TAG005; each by its own, neither is."""
+    spec = cw.linux_aarch64_cu13().with_member("pkg/lib/libpkg_cuda126.so",
+                                               cw.fixture("row_orin_cu126.so"))
+    spec = replace(spec, version="1.0", requires=(
+        *spec.requires, 'nvidia-cuda-runtime-cu12==12.6.*; platform_machine == "aarch64"'))
+    report = audit(tmp_path, spec)
+    assert not {"TAG004", "TAG005"} & codes(report), [f.line() for f in report.findings]
+    notes = "\n".join(report.notes)
+    assert "libpkg_cuda126.so: train cu126" in notes and "libpkg_cuda.so: train cu130" in notes
+
+
+def test_a_windows_extension_importing_the_cudart_dll(tmp_path: Path) -> None:
+    """A torch extension for Windows imports cudart64_13.dll (torch ships it): a design
+    choice the release profile forbids (WIN001), not a failure for users."""
+    spec = cw.win_amd64_cu13().with_member("pkg/pkg_cuda.dll", cw.fixture("win_sm80_86.dll"))
+    spec = spec.with_member("pkg/cublas64_13.dll", cw.fixture("win_hostonly.dll"))
+    report = audit(tmp_path, spec)
+    assert "WIN001" not in codes(report), [f.line() for f in report.findings]
+    cfg = parse_config({}, "test")
+    strict = check_wheel(spec.build(tmp_path), cfg.rows, cfg.check, environ={},
+                         row="win-amd64-cu13")
+    assert "WIN001" in {f.code for f in strict.findings}
+
+
+def test_claims_inline(tmp_path: Path) -> None:
+    """The x86 library is built for sm_80 ... sm_120 (+ compute_120 PTX): a claim of 7.5
+    (T4) is a DC001 and one of 8.9 is not, in any spelling."""
+    spec = replace(cw.linux_x86_cu13(), version="1.0")
+    for claim in ("7.5;8.9", "75-real;89-real", "-gencode arch=compute_75,code=sm_75 "
+                  "-gencode arch=compute_89,code=sm_89"):
+        report = audit(tmp_path, spec, claim=claim_from_archs(claim))
+        dc001 = [f.message for f in report.findings if f.code == "DC001"]
+        assert [m.split(" (")[0] for m in dc001] == ["no kernel image for CC 7.5 Tesla T4"], claim
+    report = audit(tmp_path, spec, gpus="T4, L4")
+    assert [f.code for f in report.findings if f.code == "DC001"] == ["DC001"]
+    report = audit(tmp_path, spec, gpus="all")  # every GPU CUDA 13.0 builds for: 7.5 too
+    assert "DC001" in {f.code for f in report.findings}
+    with pytest.raises(ConfigError, match="no GPU in the catalog matches"):
+        audit(tmp_path, spec, gpus="Voodoo 5")
