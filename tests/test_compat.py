@@ -264,13 +264,16 @@ def test_sass_from_a_newer_toolkit_loads_on_an_older_driver() -> None:
 
 @pytest.mark.parametrize(
     ("text", "version", "cuda"),
-    [("580.65.06", "580.65.06", None), ("13.0", None, (13, 0)), ("12.9", None, (12, 9))],
+    [("580.65.06", "580.65.06", None), ("13.0", None, (13, 0)), ("12.9", None, (12, 9)),
+     ("580", "580", None)],  # a driver branch, as docs/compat.md accepts it
 )
 def test_parse_driver(text: str, version: str | None, cuda: tuple[int, int] | None) -> None:
     assert compat.parse_driver(text) == Driver(version, cuda)
 
 
-@pytest.mark.parametrize("text", ["", "abc", "13", "13.0.1", "580", "13.x"])
+@pytest.mark.parametrize(
+    "text", ["", "abc", "13", "13.0.1", "13.x", "\uff15\uff18\uff10", "1" * 5000]
+)
 def test_parse_driver_rejects(text: str) -> None:
     with pytest.raises(compat.CompatError):
         compat.parse_driver(text)

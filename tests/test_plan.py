@@ -129,7 +129,16 @@ def test_train_without_row_says_what_to_add() -> None:
         select_plan(default_config().rows, train="cu128", platform="linux-x86_64", environ=ENV)
     message = str(info.value)
     assert "no row for cu128 on linux-x86_64" in message
-    assert "[[tool.cuwheel.rows]]" in message and 'cuda = "12.8"' in message
+    # The hint is printed line by line after the message: TOML that parses as pasted.
+    hint = info.value.hint
+    assert hint is not None and "[[tool.cuwheel.rows]]" in hint and 'cuda = "12.8"' in hint
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    (row,) = tomllib.loads(hint)["tool"]["cuwheel"]["rows"]
+    assert row["platform"] == "linux-x86_64" and row["cuda"] == "12.8"
     with pytest.raises(ConfigError, match="unknown platform 'linux-aarch64x'"):
         select_plan(default_config().rows, train="cu132", platform="linux-aarch64x", environ=ENV)
     with pytest.raises(ConfigError, match="rows exist for linux-aarch64, linux-x86_64"):

@@ -11,6 +11,7 @@ Which row a build or a wheel uses is :mod:`cuwheel.plan.select`'s job.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any
 
 from cuwheel._validate import did_you_mean, str_list
 from cuwheel.checks.policy import CheckPolicy, parse_check_table
-from cuwheel.errors import ConfigError
+from cuwheel.errors import ConfigError, shown
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch, ArchSpellingError
 from cuwheel.plan.rows import (
@@ -38,7 +39,27 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = ["Config", "default_config", "load_config", "parse_config"]
+__all__ = [
+    "Config",
+    "check_consumer_version",
+    "default_config",
+    "load_config",
+    "parse_config",
+]
+
+# A row name reaches $GITHUB_ENV, file names and XML: ASCII letters, digits and ._+-, at
+# most 64 characters.
+ROW_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}", re.ASCII)
+# torch-version / cmake-version: 1 to 4 ASCII numbers of at most 6 digits.
+CUDA_ITEM_RE = re.compile(r"cpu|[0-9]{1,3}(\.[0-9]{1,3})?", re.ASCII)
+CONSUMER_VERSION_RE = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6}){0,3}", re.ASCII)
+
+
+def check_consumer_version(value: str, key: str) -> str | None:
+    """The problem with a torch-version / cmake-version value, or None."""
+    if not CONSUMER_VERSION_RE.fullmatch(value):
+        return f"{key} must be a version like '2.14' or '3.31.6', got {shown(value)}"
+    return None
 
 TOP_KEYS = ("trains", "python", "torch-version", "cmake-version", "rows", "check")
 ROW_KEYS = (
@@ -98,6 +119,13 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
         return None
     cuda = [c.strip().lower() for c in str_list(raw["cuda"], f"{where}: cuda", problems)]
     cuda = [c[:-2] if c.endswith(".x") else c for c in cuda]
+    bad = [c for c in cuda if not CUDA_ITEM_RE.fullmatch(c)]
+    if bad:
+        problems.extend(
+            f"{where}: cuda must be 'cpu' or versions like '13', '13.x' or '12.6', got {shown(c)}"
+            for c in bad
+        )
+        return None
     is_cpu = cuda == ["cpu"]
     if "cpu" in cuda and not is_cpu:
         problems.append(f"{where}: 'cpu' cannot be combined with CUDA versions")
@@ -155,8 +183,14 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
             lib_trains.append((glob_, train_name))
     optional = str_list(raw.get("optional", []), f"{where}: optional", problems)
     name = raw.get("name")
+    if isinstance(name, str) and not ROW_NAME_RE.fullmatch(name):
+        problems.append(
+            f"{where}: name must be 1 to 64 ASCII letters, digits and '._+-' "
+            f"(it reaches $GITHUB_ENV and file names), got {shown(name)}"
+        )
+        name = None
     if not isinstance(name, str):
-        if name is not None:
+        if name is not None and not isinstance(raw.get("name"), str):
             problems.append(f"{where}: name must be a string")
         name = "cpu" if is_cpu else f"{platform}-cu{'+'.join(c.replace('.', '') for c in cuda)}"
     return Row(
@@ -200,7 +234,12 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
     problems.extend(f"{source}: {p}" for p in row_problems + errors)
 
     trains: list[Train] = []
-    for t in str_list(merged.get("trains", []), f"{source}: trains", problems):
+    raw_trains = merged.get("trains", [])
+    if "rows" in table and "trains" not in table:
+        # The project's own rows without its own trains: the built-in trains are the seed
+        # project's, so release what the rows cover (the newest release of each pattern).
+        raw_trains = _trains_of(rows)
+    for t in str_list(raw_trains, f"{source}: trains", problems):
         try:
             train = parse_train(t)
         except ConfigError as exc:
@@ -216,10 +255,10 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
         if not isinstance(value, str):
             problems.append(f"{source}: {key} must be a string like '2.14', got {value!r}")
             continue
-        try:
-            catalog.parse_version(value if "." in value else value + ".0")
-        except ValueError as exc:
-            problems.append(f"{source}: {key}: {exc}")
+        problem = check_consumer_version(value, key)
+        if problem:
+            problems.append(f"{source}: {problem}")
+            continue
         versions[key] = value
     check = parse_check_table(merged.get("check"), f"{source}: [tool.cuwheel.check]", problems)
     if problems:
@@ -234,6 +273,22 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
         tuple(f"{source}: {w}" for w in warnings),
         check,
     )
+
+
+def _trains_of(rows: list[Row]) -> list[str]:
+    out: list[str] = []
+    for row in rows:
+        if row.is_cpu:
+            names = ["cpu"]
+        else:
+            names = []
+            for pattern in row.cuda:
+                covered = [r for r in catalog.releases()
+                           if Row("x", row.platform, (pattern,)).covers(Train(r))]
+                if covered:
+                    names.append(covered[-1].train)
+        out += [n for n in names if n not in out]
+    return out
 
 
 def default_config() -> Config:
@@ -259,6 +314,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: not valid TOML: nested too deeply") from None
     if p.name == "pyproject.toml" or "tool" in data:
         tool = data.get("tool", {})
         table = tool.get("cuwheel") if isinstance(tool, dict) else None
@@ -268,6 +325,13 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
             return default_config()
         if not isinstance(table, dict):
             raise ConfigError(f"{p}: [tool.cuwheel] must be a table")
-        return parse_config(table, str(p))
+        return _parse_bounded(table, str(p))
     data.pop("meta", None)
-    return parse_config(data, str(p))
+    return _parse_bounded(data, str(p))
+
+
+def _parse_bounded(table: Mapping[str, Any], source: str) -> Config:
+    try:
+        return parse_config(table, source)
+    except RecursionError:  # a value nested so deeply that describing it recurses
+        raise ConfigError(f"{source}: a value is nested too deeply") from None

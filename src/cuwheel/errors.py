@@ -28,15 +28,24 @@ __all__ = [
     "Unexpressible",
     "UnknownName",
     "one_line",
+    "shown",
 ]
 
 
 def one_line(text: str) -> str:
     """``text`` with control characters escaped: names read from hostile files (section
-    names, member names) must not break a one-line error message."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
+    names, member names) must not break a one-line error message (the one escaping
+    function, :func:`cuwheel.render.escape.escape`)."""
+    from cuwheel.render.escape import escape
+
+    return escape(text)
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """``'text'`` quoted for a message: escaped, and cut after ``limit`` characters (a
+    5,000-digit number is named, not echoed)."""
+    cut = text if len(text) <= limit else text[:limit] + "..."
+    return "'" + one_line(cut) + "'"
 
 
 class CuwheelError(Exception):
@@ -62,10 +71,12 @@ class InputError(CuwheelError):
 class ConfigError(CuwheelError):
     """A configuration file or option is invalid; ``problems`` lists every problem found."""
 
-    def __init__(self, problems: list[str] | str) -> None:
+    def __init__(self, problems: list[str] | str, *, hint: str | None = None) -> None:
         if isinstance(problems, str):
             problems = [problems]
         self.problems = list(problems)
+        # Lines printed after the message, as they are (a TOML snippet to paste).
+        self.hint = hint
         super().__init__("; ".join(self.problems))
 
 

@@ -64,9 +64,9 @@ def claim_from_archs(text: str) -> Claim:
     try:
         if "arch=" in t.lower():
             specs = parse_gencode(t)
-        elif re.search(r"\d\.\d", t):
+        elif re.search(r"[0-9]\.[0-9]", t):
             specs = parse_torch_arch_list(t)
-        elif re.fullmatch(r"[\d;\s]+|.*-(real|virtual)\b.*", t, re.IGNORECASE | re.DOTALL):
+        elif re.fullmatch(r"[0-9;\s]+|.*-(real|virtual)\b.*", t, re.IGNORECASE | re.DOTALL):
             specs = parse_cmake_architectures(t)
         else:
             specs = parse_arch_specs(t)

@@ -55,7 +55,7 @@ def _majors(spec: SpecifierSet) -> frozenset[int] | None:
     """CUDA majors a cuda-toolkit specifier allows; None when it names none."""
 
     def major(v: str) -> int | None:
-        m = re.match(r"\d+", v)
+        m = re.match(r"[0-9]{1,6}", v)
         return int(m.group()) if m else None
 
     pinned = {major(s.version) for s in spec if s.operator in ("==", "===", "~=")}

@@ -162,8 +162,14 @@ def check_wheel(
     from cuwheel.read.inspect import inspect
 
     p = os.fspath(path)
-    if not os.path.isfile(p):
+    if os.path.isdir(p):
+        raise InputError(p, "is a directory (cuwheel check DIR checks the wheels in it)")
+    if not os.path.exists(p):
         raise InputError(p, "no such file")
+    if not os.path.isfile(p):
+        raise InputError(p, "not a regular file")
+    if not p.endswith(".whl"):
+        raise InputError(p, "not a wheel (a wheel file name ends in .whl)")
     env = os.environ if environ is None else environ
     sel: Selection | None = None
     if audit is not True:

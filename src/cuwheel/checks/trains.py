@@ -54,8 +54,8 @@ def pinned_release(requires: Sequence[str]) -> tuple[Release, str] | None:
         for spec in req.specifier:
             if spec.operator not in ("==", "===", "~="):
                 continue
-            m = re.match(r"(\d+)\.(\d+)", spec.version)
-            local = re.search(r"\+cu(\d+)(\d)\b", spec.version)
+            m = re.match(r"([0-9]{1,6})\.([0-9]{1,6})", spec.version)
+            local = re.search(r"\+cu([0-9]{1,5})([0-9])\b", spec.version, re.ASCII)
             if local and name == "torch":
                 r = _release(int(local[1]), int(local[2]))
             elif m and (name == "cuda-toolkit" or name.startswith("nvidia-cuda-runtime")):
@@ -94,6 +94,6 @@ def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
 
 def release_of(train: str) -> Release:
     """``cu130`` / ``13.0`` -> the release; UnknownName (a LookupError) when none."""
-    m = re.fullmatch(r"cu(\d+)(\d)", train)
+    m = re.fullmatch(r"cu([0-9]{1,5})([0-9])", train)
     return catalog.release((int(m[1]), int(m[2])) if m else train)
 

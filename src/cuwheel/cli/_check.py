@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import os
 from typing import Any
 
 from cuwheel.checks import check_wheel
 from cuwheel.checks.claims import claim_from_archs
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.policy import parse_prefixes
+from cuwheel.cli._common import add_output, check_output_path, error, write_output
 from cuwheel.config import load_config
-from cuwheel.errors import ConfigError
+from cuwheel.errors import ConfigError, CuwheelError, InputError
 from cuwheel.render.check import FORMATS, render
 
 __all__ = ["register"]
@@ -29,14 +30,14 @@ def register(subparsers: Any) -> None:
             "or configuration."
         ),
     )
-    p.add_argument("wheels", nargs="+", metavar="WHEEL", help="wheel files to check")
+    p.add_argument(
+        "wheels", nargs="+", metavar="WHEEL",
+        help="wheel files, or directories whose *.whl to check",
+    )  # fmt: skip
     p.add_argument("--row", help="check against the row of this name")
     p.add_argument("--train", help="CUDA train: cu130, 13.0 or cpu (default: the wheel's +cuXYZ)")
     p.add_argument("--platform", help="row platform (default: from the wheel's platform tag)")
     p.add_argument("--config", help="pyproject.toml or rows file (default: ./pyproject.toml)")
-    p.add_argument(
-        "--format", "-f", choices=FORMATS, default="text", help="report format (default: text)"
-    )
     p.add_argument(
         "--select",
         action="append",
@@ -102,11 +103,32 @@ def register(subparsers: Any) -> None:
         help="look the wheel's requirements up on this PEP 691 simple index (DEP007: "
         "placeholder projects); without it cuwheel reads nothing from the network",
     )
-    p.add_argument("--output", "-o", help="write the report to this file instead of stdout")
+    add_output(p, FORMATS)
     p.set_defaults(handler=_run)
 
 
+def _wheels(targets: list[str]) -> list[str]:
+    """Wheel files, each directory replaced by its ``*.whl`` (sorted; not recursive)."""
+    out: list[str] = []
+    for t in targets:
+        if os.path.isdir(t):
+            found = sorted(
+                os.path.join(t, n) for n in os.listdir(t)
+                if n.endswith(".whl") and os.path.isfile(os.path.join(t, n))
+            )  # fmt: skip
+            if not found:
+                raise InputError(t, "no wheel (*.whl) in this directory")
+            out += found
+        else:
+            out.append(t)
+    return out
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_path(args.output)
+    if args.archs and args.gpus:
+        raise ConfigError("--archs and --gpus both name a claim: give one")
     config = load_config(args.config)
     problems: list[str] = []
     select = parse_prefixes(args.select, "--select", problems)
@@ -132,21 +154,24 @@ def _run(args: argparse.Namespace) -> int:
     audit: bool | None = True if args.audit else None
     if config.source == "built-in defaults" and not args.row:
         audit = True
+    claim = claim_from_archs(args.archs) if args.archs else None
     reports = []
-    for w in args.wheels:
-        claim = None
-        if args.archs and args.gpus:
-            raise ConfigError("--archs and --gpus both name a claim: give one")
-        if args.archs:
-            claim = claim_from_archs(args.archs)
-        reports.append(check_wheel(
-            w, config.rows, policy, train=args.train, platform=args.platform, row=args.row,
-            claim=claim, audit=audit, gpus=args.gpus, index=args.index,
-        ))  # fmt: skip
-    text = render(reports, args.format)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    unusable: list[str] = []
+    wheels = _wheels(args.wheels)
+    for w in wheels:
+        try:
+            reports.append(check_wheel(
+                w, config.rows, policy, train=args.train, platform=args.platform,
+                row=args.row, claim=claim, audit=audit, gpus=args.gpus, index=args.index,
+            ))  # fmt: skip
+        except CuwheelError as exc:
+            if len(wheels) == 1:
+                raise
+            # One unusable wheel does not hide the others' results; the run exits 2.
+            error(str(exc))
+            unusable.append(str(exc))
+    if reports:
+        write_output(args, render(reports, args.format))
+    if unusable:
+        return 2
     return 0 if all(r.passed for r in reports) else 1

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from cuwheel import compat
+from cuwheel.cli._common import error
 from cuwheel.render.compat import matrix_json, matrix_svg, matrix_text, report_json, report_text
+from cuwheel.render.escape import dumps
 
 __all__ = ["register"]
 
@@ -123,10 +124,10 @@ def _run(args: argparse.Namespace) -> int:
     targets = _targets(args)
     inventory = inspect(args.targets, dists=args.dist, env=args.env)
     for p in inventory.problems:
-        print(f"cuwheel: error: {p}", file=sys.stderr)
+        error(str(p))
     damaged = [f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies]
     for d in damaged:
-        print(f"cuwheel: error: {d}", file=sys.stderr)
+        error(d)
     if inventory.problems and not inventory.binaries:
         raise compat.CompatError("no input could be read")
     if args.matrix:
@@ -138,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
             with open(args.svg, "w", encoding="utf-8") as f:
                 f.write(matrix_svg(m, title))
         if args.json:
-            print(json.dumps(matrix_json(m), indent=2))
+            print(dumps(matrix_json(m), indent=2))
         else:
             print(matrix_text(m), end="")
         if not all(m.row_runs(i) for i in range(len(m.targets))):
@@ -146,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2 if inventory.problems or damaged else 0
     reports = [compat.evaluate(inventory, t, strict=args.strict) for t in targets]
     if args.json:
-        print(json.dumps(report_json(reports, containers=args.verbose), indent=2))
+        print(dumps(report_json(reports, containers=args.verbose), indent=2))
     else:
         print(report_text(reports, verbose=args.verbose), end="")
     # Does not run: 1, whatever else is unknown.  Runs as far as read, but something could

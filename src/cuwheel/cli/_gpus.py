@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from cuwheel.knowledge.catalog import GpuMatch, find_gpus, releases_supporting, renames
+from cuwheel.render.escape import dumps
 
 __all__ = ["register"]
 
@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     matches = find_gpus(query)
     if args.json:
-        print(json.dumps({"query": query, "gpus": [_as_json(m) for m in matches]}, indent=2))
+        print(dumps({"query": query, "gpus": [_as_json(m) for m in matches]}, indent=2))
         return 0 if matches else 1
     if not matches:
         print(f"no GPU matches {query!r}")

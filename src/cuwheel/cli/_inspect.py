@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from cuwheel.cli._common import add_output, check_output_path, error, warn, write_output
 from cuwheel.read.inspect import inspect
 
 __all__ = ["register"]
@@ -24,15 +25,23 @@ def register(sub: Any) -> None:
                    help="an installed distribution (files from its RECORD); repeatable")
     p.add_argument("--env", action="store_true",
                    help="every distribution installed in this environment")
-    p.add_argument("--json", action="store_true", help="emit the versioned JSON document")
+    add_output(p, ("text", "json"))
+    p.add_argument("--only-device-code", action="store_true",
+                   help="text: list only binaries that carry device code")
     p.add_argument("--all", action="store_true",
                    help="show every container and entry (text) / exported symbols (JSON)")
     p.add_argument("--toolkit", choices=("sample", "all", "none"), default="sample",
                    help="which cubins to decode for the toolkit that built them "
                    "(default: one per container in containers 0, 1, 2, 4, 8, ...)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=_positive, default=None,
                    help="worker processes for big wheels (default: up to 2)")
     p.set_defaults(handler=run)
+
+
+def _positive(text: str) -> int:
+    if not (text.isascii() and text.isdigit() and len(text) <= 4 and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"a number of processes, 1 or more; got {text!r}")
+    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.targets and not args.dist and not args.env:
         raise CuwheelError("nothing to inspect: give a TARGET, --dist NAME or --env")
+    if args.output:
+        check_output_path(args.output)
     progress = _progress() if sys.stderr.isatty() else None
     try:
         inv = inspect(args.targets, dists=args.dist, env=args.env, workers=args.workers,
@@ -47,23 +58,36 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
-    if args.json:
+    problem_paths = {p.path for p in inv.problems}
+    # A source that is nothing but its problem (a missing file, an unknown --dist) gets no
+    # header: its error is on stderr, once.
+    real = [s for s in inv.sources
+            if s.binaries or s.files_seen or s.path not in problem_paths]
+    empty = [s for s in real if s.kind == "directory" and not s.files_seen]
+    if args.env and not args.all:  # pure-Python distributions say nothing about CUDA
+        hidden = [s for s in real if s.kind == "distribution" and not s.binaries]
+        real = [s for s in real if s not in hidden]
+    if args.format == "json":
         from cuwheel.render.inspect_json import render_json
 
-        sys.stdout.write(render_json(inv, full=args.all))
+        write_output(args, render_json(inv, full=args.all))
     else:
         from cuwheel.render.inspect_text import render_text
 
-        sys.stdout.write(render_text(inv, full=args.all))
+        if real:
+            write_output(args, render_text(inv, full=args.all,
+                                           device_only=args.only_device_code, sources=real))
     for problem in inv.problems:
-        print(f"cuwheel: error: {problem}", file=sys.stderr)
+        error(str(problem))
+    for s in empty:
+        error(f"{s.path}: empty directory: nothing to inspect")
     damaged = [b for b in inv.binaries if b.anomalies]
     for b in damaged:
         for a in b.anomalies:
-            print(f"cuwheel: warning: {b.path}: {a}", file=sys.stderr)
-    # Something could not be read (a file, or a structure of one): the inventory is
-    # incomplete, exit 2 as for an unreadable file.
-    return 2 if inv.problems or damaged else 0
+            warn(f"{b.path}: {a}")
+    # Something could not be read (a file, or a structure of one), or nothing was there:
+    # the inventory is incomplete, exit 2 as for an unreadable file.
+    return 2 if inv.problems or damaged or empty else 0
 
 
 class _progress:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from dataclasses import replace
 from typing import Any
 
-from cuwheel.config import load_config
+from cuwheel.cli._common import warn
+from cuwheel.config import check_consumer_version, load_config
 from cuwheel.errors import ConfigError
 from cuwheel.plan import emit
 from cuwheel.plan.select import select_plan
+from cuwheel.render.escape import dumps
 
 __all__ = ["register"]
 
@@ -60,7 +60,7 @@ def register(subparsers: Any) -> None:
 
 def _warn(lines: list[str] | tuple[str, ...]) -> None:
     for line in lines:
-        print(f"cuwheel: warning: {line}", file=sys.stderr)
+        warn(line)
 
 
 def _single(values: list[str], flag: str) -> str | None:
@@ -71,6 +71,14 @@ def _single(values: list[str], flag: str) -> str | None:
 
 def _run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
+    flag_problems = [
+        p
+        for flag, value in (("--torch-version", args.torch_version),
+                            ("--cmake-version", args.cmake_version))
+        if value is not None and (p := check_consumer_version(value, flag))
+    ]
+    if flag_problems:
+        raise ConfigError(flag_problems)
     torch_version = args.torch_version or config.torch_version
     cmake_version = args.cmake_version or config.cmake_version
     if args.format == "matrix":
@@ -82,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
         result = emit.matrix(
             config.project, trains=args.train, platforms=args.platform, python=args.python
         )
-        print(json.dumps(result, separators=(",", ":")))
+        print(dumps(result, separators=(",", ":")))
         return 0
     plan = select_plan(
         config.rows,
@@ -98,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
     elif args.format == "nvcc":
         print(" ".join(emit.nvcc_flags(plan)))
     elif args.format == "json":
-        print(json.dumps(emit.plan_json(plan, torch_version, cmake_version), indent=2))
+        print(dumps(emit.plan_json(plan, torch_version, cmake_version), indent=2))
     else:
         lines, problems = emit.env_lines(plan, torch_version, cmake_version)
         _warn([f"{p} (left out)" for p in problems])

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cuwheel.errors import CompatError
+from cuwheel.errors import CompatError, shown
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.gpus import Gpu, Product
 from cuwheel.model.arch import Arch, ArchSpellingError
@@ -32,14 +32,19 @@ def parse_driver(text: str) -> Driver:
     """``"580.65.06"`` (a driver version: first number >= 100) or ``"13.0"`` (the CUDA version
     the driver supports, as ``nvidia-smi`` prints it).  Raises CompatError."""
     t = text.strip()
-    if not re.fullmatch(r"\d+(\.\d+){1,3}", t):
+    if not re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6}){0,3}", t):
         raise CompatError(
-            f"--driver takes a driver version ('580.65.06') or a CUDA version ('13.0'), "
-            f"got {text!r}"
+            f"--driver takes a driver version ('580.65.06'), a driver branch ('580') or a "
+            f"CUDA version ('13.0'), got {shown(text)}"
         )
     parts = version_tuple(t)
     if parts[0] >= 100:
         return Driver(version=t)
+    if len(parts) == 1:
+        raise CompatError(
+            f"--driver {t}: a driver branch is >= 100 ('580'); for the CUDA version the "
+            f"driver supports write {t}.0"
+        )
     if len(parts) != 2:
         raise CompatError(f"a CUDA driver version is 'MAJOR.MINOR' ('13.0'), got {text!r}")
     return Driver(cuda=(parts[0], parts[1]))

@@ -24,8 +24,10 @@ __all__ = ["MinorCompat", "Platform", "Release", "Rename", "load_cuda", "parse_v
 
 
 def parse_version(text: str) -> tuple[int, int]:
-    """``"13.0"`` / ``"13.0.88"`` -> ``(13, 0)``; raises ValueError."""
-    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)*", text.strip())
+    """``"13.0"`` / ``"13.0.88"`` -> ``(13, 0)``; raises ValueError.  ASCII digits only,
+    at most 6 per number and 4 numbers (a Unicode digit or a 5,000-digit number is no
+    version, not a crash in ``int``)."""
+    m = re.fullmatch(r"([0-9]{1,6})\.([0-9]{1,6})(?:\.[0-9]{1,6}){0,2}", text.strip())
     if m is None:
         raise ValueError(f"not a version: {text!r}")
     return int(m[1]), int(m[2])

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from cuwheel.errors import ArchSpellingError
+from cuwheel.errors import ArchSpellingError, shown
 
 __all__ = [
     "Arch",
@@ -53,9 +53,9 @@ Variant = Literal["", "a", "f"]
 # "sm_90a", "compute_100f", "lto_89", "sm90", "90a", "9.0a", "10.0f", "12.1"
 _ARCH_RE = re.compile(
     r"""^(?:(?P<prefix>sm|compute|lto)_?)?
-        (?:(?P<major>\d{1,2})\.(?P<minor>\d)|(?P<number>\d{2,3}))
+        (?:(?P<major>[0-9]{1,2})\.(?P<minor>[0-9])|(?P<number>[0-9]{2,3}))
         (?P<variant>[af]?)$""",
-    re.VERBOSE | re.IGNORECASE,
+    re.VERBOSE | re.IGNORECASE | re.ASCII,
 )
 
 
@@ -122,21 +122,21 @@ class Arch:
 def _parse_arch(text: str) -> tuple[Arch, str | None]:
     m = _ARCH_RE.match(text.strip())
     if m is None:
-        raise ArchSpellingError(f"not a GPU architecture: {text!r}")
+        raise ArchSpellingError(f"not a GPU architecture: {shown(text)}")
     if m["number"] is not None:
         number = int(m["number"])
         if m["number"].startswith("0"):
-            raise ArchSpellingError(f"not a GPU architecture: {text!r}")
+            raise ArchSpellingError(f"not a GPU architecture: {shown(text)}")
     else:
         major = int(m["major"])
         if major == 0 or m["major"].startswith("0"):
-            raise ArchSpellingError(f"not a GPU architecture: {text!r}")
+            raise ArchSpellingError(f"not a GPU architecture: {shown(text)}")
         number = major * 10 + int(m["minor"])
     variant = m["variant"].lower()
     try:
         arch = Arch(number, variant)  # type: ignore[arg-type]  # checked by the regex
     except ValueError as exc:
-        raise ArchSpellingError(f"not a GPU architecture: {text!r} ({exc})") from exc
+        raise ArchSpellingError(f"not a GPU architecture: {shown(text)} ({exc})") from exc
     prefix = m["prefix"].lower() if m["prefix"] else None
     return arch, prefix
 
@@ -166,17 +166,17 @@ class ArchSpec:
         if low.endswith("+ptx"):
             arch, prefix = _parse_arch(t[:-4])
             if prefix not in (None, "sm"):
-                raise ArchSpellingError(f"'+PTX' needs a real architecture: {text!r}")
+                raise ArchSpellingError(f"'+PTX' needs a real architecture: {shown(text)}")
             return cls(arch, sass=True, ptx=True)
         for suffix, sass, ptx in (("-real", True, False), ("-virtual", False, True)):
             if low.endswith(suffix):
                 arch, prefix = _parse_arch(t[: -len(suffix)])
                 if prefix is not None:
-                    raise ArchSpellingError(f"CMake-style {suffix!r} takes a number: {text!r}")
+                    raise ArchSpellingError(f"CMake-style {suffix!r} takes a number: {shown(text)}")
                 return cls(arch, sass=sass, ptx=ptx)
         arch, prefix = _parse_arch(t)
         if prefix == "lto":
-            raise ArchSpellingError(f"LTO-IR targets are neither SASS nor PTX: {text!r}")
+            raise ArchSpellingError(f"LTO-IR targets are neither SASS nor PTX: {shown(text)}")
         if prefix == "compute":
             return cls(arch, sass=False, ptx=True)
         return cls(arch, sass=True, ptx=False)
@@ -295,7 +295,7 @@ def parse_torch_arch_list(text: str, names: GroupMap | None = None) -> tuple[Arc
             continue
         ptx = item.lower().endswith("+ptx")
         core = item[:-4] if ptx else item
-        if not re.fullmatch(r"\d{1,2}\.\d[af]?", core):
+        if not re.fullmatch(r"[0-9]{1,2}\.[0-9][af]?", core):
             raise ArchSpellingError(f"not a TORCH_CUDA_ARCH_LIST item: {item!r}")
         arch, _ = _parse_arch(core)
         specs.append(ArchSpec(arch, sass=True, ptx=ptx))
@@ -331,7 +331,7 @@ def parse_cmake_architectures(text: str, groups: GroupMap | None = None) -> tupl
         if group is not None:
             specs.extend(group)
             continue
-        if not re.fullmatch(r"\d{2,3}[af]?(-real|-virtual)?", item, re.IGNORECASE):
+        if not re.fullmatch(r"[0-9]{2,3}[af]?(-real|-virtual)?", item, re.IGNORECASE | re.ASCII):
             raise ArchSpellingError(f"not a CMAKE_CUDA_ARCHITECTURES item: {item!r}")
         spec = ArchSpec.parse(item)
         if "-" not in item:

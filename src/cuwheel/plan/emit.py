@@ -26,6 +26,7 @@ from cuwheel.model.arch import (
     format_torch_arch_list,
 )
 from cuwheel.plan.rows import Plan, Project, parse_train, plan_for
+from cuwheel.render.escape import escape
 
 __all__ = [
     "JSON_SCHEMA_VERSION",
@@ -151,6 +152,9 @@ def env_lines(plan: Plan, torch_version: str, cmake_version: str) -> tuple[list[
         if env_var:
             lines.append(f"{env_var}={e.cmake}")
     lines.append(f"CUWHEEL_NVCC_FLAGS={' '.join(e.nvcc)}")
+    # One line per variable whatever a row name holds: a newline in a value would inject a
+    # second variable (LD_PRELOAD=...) into $GITHUB_ENV.
+    lines = [escape(line) for line in lines]
     return lines, list(e.problems)
 
 

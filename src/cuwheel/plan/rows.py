@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cuwheel.errors import ConfigError
+from cuwheel.errors import ConfigError, shown
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Release
 from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, normalize_specs
@@ -67,7 +67,7 @@ def parse_train(text: str) -> Train:
     t = text.strip().lower()
     if t == "cpu":
         return CPU_TRAIN
-    m = re.fullmatch(r"cu(\d{2,})(\d)", t)
+    m = re.fullmatch(r"cu([0-9]{2,5})([0-9])", t)
     if m is not None:
         version = (int(m[1]), int(m[2]))
     else:
@@ -75,15 +75,16 @@ def parse_train(text: str) -> Train:
             version = catalog.parse_version(t)
         except ValueError:
             hint = ""
-            if re.fullmatch(r"cu\d{1,2}", t):
+            if re.fullmatch(r"cu[0-9]{1,2}", t):
                 hint = " (a train names a release: cu130, not cu13)"
             raise ConfigError(
-                f"not a CUDA train: {text!r}{hint}; expected cuXYZ (cu130), X.Y (13.0) or cpu"
+                f"not a CUDA train: {shown(text)}{hint}; expected cuXYZ (cu130), X.Y (13.0) "
+                "or cpu"
             ) from None
     try:
         return Train(catalog.release(version))
     except LookupError as exc:
-        raise ConfigError(f"train {text!r}: {exc}") from None
+        raise ConfigError(f"train {shown(text)}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -136,12 +137,14 @@ class Row:
 def _pattern_covers(pattern: str, release: Release) -> bool:
     if "." in pattern:
         return catalog.parse_version(pattern) == release.version
-    return int(pattern) == release.major
+    return pattern.isascii() and pattern.isdigit() and len(pattern) <= 6 and (
+        int(pattern) == release.major
+    )
 
 
 def check_cuda_pattern(pattern: str) -> str | None:
     """Problem with a row's ``cuda`` item, or None.  ``13`` / ``13.x`` / ``13.2`` are valid."""
-    if re.fullmatch(r"\d+", pattern):
+    if re.fullmatch(r"[0-9]{1,6}", pattern):
         if not any(r.major == int(pattern) for r in catalog.releases()):
             return f"no CUDA {pattern}.x release is known"
         return None
@@ -239,14 +242,15 @@ def select_row(rows: Iterable[Row], train: Train, platform: str | None) -> Row:
         for row in rows:
             if row.is_cpu:
                 return row
-        raise ConfigError('no CPU row; add one: [[tool.cuwheel.rows]] name = "cpu" cuda = "cpu"')
+        raise ConfigError("no CPU row", hint=toml_row_hint("cpu", None))
     if platform is None:
         raise ConfigError(
             f"train {train} needs a platform: pass --platform (e.g. linux-x86_64) or a wheel"
         )
     known = sorted(p.name for p in catalog.load_catalog().platforms)
     if platform not in known:
-        raise ConfigError(f"unknown platform {platform!r}; known: {', '.join(known)}")
+        raise ConfigError(f"unknown platform {shown(platform)}{platform_suggestion(platform)}; "
+                          f"known: {', '.join(known)}")
     for row in rows:
         if not row.is_cpu and row.platform == platform and row.covers(train):
             return row
@@ -254,10 +258,33 @@ def select_row(rows: Iterable[Row], train: Train, platform: str | None) -> Row:
     others = sorted({r.platform or "" for r in rows if not r.is_cpu and r.covers(train)})
     elsewhere = f" (rows exist for {', '.join(others)})" if others else ""
     raise ConfigError(
-        f"no row for {train} on {platform}{elsewhere}; add one to [tool.cuwheel]: "
-        f'[[tool.cuwheel.rows]] platform = "{platform}" cuda = "{train.release.name}" '
-        'sass = ["sm_80", ...]'
+        f"no row for {train} on {platform}{elsewhere}; add one to pyproject.toml",
+        hint=toml_row_hint(train.release.name, platform),
     )
+
+
+def toml_row_hint(cuda: str, platform: str | None) -> str:
+    """A row to paste into pyproject.toml (valid TOML as printed)."""
+    if platform is None:
+        return '[[tool.cuwheel.rows]]\nname = "cpu"\ncuda = "cpu"'
+    return (
+        f'[[tool.cuwheel.rows]]\nplatform = "{platform}"\ncuda = "{cuda}"\n'
+        'sass = ["sm_80", "sm_90"]  # the GPUs you build for: see `cuwheel gpus`'
+    )
+
+
+def platform_suggestion(text: str) -> str:
+    """`` (did you mean 'linux-x86_64'?)`` for a wheel tag or a near-miss spelling."""
+    import difflib
+
+    p = catalog.platform_for_wheel_tag(text) or catalog.platform_for_wheel_tag(
+        text.replace("-", "_")
+    )
+    if p is not None:
+        return f" (did you mean {p.name!r}? wheel tag {text} is built on it)"
+    known = [q.name for q in catalog.load_catalog().platforms]
+    close = difflib.get_close_matches(text.replace("_", "-"), known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from pathlib import PurePath
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from cuwheel.errors import ConfigError
+from cuwheel.errors import ConfigError, shown
 from cuwheel.knowledge import catalog
 from cuwheel.plan.rows import Plan, Row, Train, parse_train, plan_for, select_row
 
@@ -70,8 +70,11 @@ def parse_wheel_name(filename: str) -> WheelName:
     base = PurePath(filename.replace("\\", "/")).name
     try:
         _name, version, _build, tags = parse_wheel_filename(base)
-    except InvalidWheelFilename as exc:
-        raise ConfigError(f"{base}: not a wheel file name ({exc})") from None
+    except InvalidWheelFilename:
+        raise ConfigError(
+            f"{shown(base, 80)}: not a wheel file name "
+            "(NAME-VERSION[-BUILD]-PYTHON-ABI-PLATFORM.whl)"
+        ) from None
     local = version.local
     train: Train | None = None
     if local is not None:

@@ -4,13 +4,12 @@ GitHub Actions workflow commands.  Each returns a string; only the CLI prints.""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.findings import Finding, WheelReport
+from cuwheel.render.escape import dumps, escape_lines, gh_data, gh_prop, xml_attr, xml_text
 
 __all__ = [
     "FORMATS",
@@ -88,7 +87,7 @@ def to_text(reports: Sequence[WheelReport]) -> str:
             lines.append(f"  {lib}")
             lines += [f"    {f.severity!s:<9}{f.code:<7}{f.message}" for f in found]
         lines.append(f"  {_summary(r)}")
-    return "\n".join(lines) + "\n"
+    return escape_lines(lines)
 
 
 def _finding_json(f: Finding) -> dict[str, Any]:
@@ -143,7 +142,7 @@ def to_json_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
 
 
 def to_json(reports: Sequence[WheelReport]) -> str:
-    return json.dumps(to_json_data(reports), indent=2) + "\n"
+    return dumps(to_json_data(reports), indent=2) + "\n"
 
 
 def to_junit(reports: Sequence[WheelReport]) -> str:
@@ -158,31 +157,35 @@ def to_junit(reports: Sequence[WheelReport]) -> str:
             for lib in (*r.libraries, WHEEL):
                 found = [f for f in r.findings if f.check == check and (f.library or WHEEL) == lib]
                 failing = [f for f in found if f in r.failing]
-                name = quoteattr(f"{check}: {lib}")
-                cls = quoteattr(f"cuwheel.check.{check}")
+                name = xml_attr(f"{check}: {lib}")
+                cls = xml_attr(f"cuwheel.check.{check}")
                 body = ""
                 if failing:
                     failed_here += 1
-                    text = "\n".join(f"{f.code} {f.severity}: {f.message}" for f in failing)
+                    text = "\n".join(
+                        xml_text(f"{f.code} {f.severity}: {f.message}") for f in failing
+                    )
                     body += (
-                        f"<failure type={quoteattr(failing[0].code)} "
-                        f"message={quoteattr(failing[0].message)}>{escape(text)}</failure>"
+                        f"<failure type={xml_attr(failing[0].code)} "
+                        f"message={xml_attr(failing[0].message)}>{text}</failure>"
                     )
                 rest = [f for f in found if f not in failing]
                 if rest:
                     text = "\n".join(
-                        f"{f.code} {f.severity}: {f.message}"
-                        + (f" [waived: {f.waived}]" if f.waived else "")
+                        xml_text(
+                            f"{f.code} {f.severity}: {f.message}"
+                            + (f" [waived: {f.waived}]" if f.waived else "")
+                        )
                         for f in rest
                     )
-                    body += f"<system-out>{escape(text)}</system-out>"
+                    body += f"<system-out>{text}</system-out>"
                 if body:
                     cases.append(f"    <testcase classname={cls} name={name}>{body}</testcase>")
                 else:
                     cases.append(f"    <testcase classname={cls} name={name}/>")
         fails += failed_here
         suites.append(
-            f'  <testsuite name={quoteattr(r.wheel)} tests="{len(cases)}" '
+            f'  <testsuite name={xml_attr(r.wheel)} tests="{len(cases)}" '
             f'failures="{failed_here}" errors="0">'
         )
         suites += cases
@@ -191,14 +194,6 @@ def to_junit(reports: Sequence[WheelReport]) -> str:
     out += suites
     out.append("</testsuites>")
     return "\n".join(out) + "\n"
-
-
-def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _gh_prop(text: str) -> str:
-    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 _GH_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -211,9 +206,9 @@ def to_github(reports: Sequence[WheelReport]) -> str:
             if f.waived is not None:
                 continue
             level = _GH_LEVEL[f.severity]
-            title = _gh_prop(f"{f.code} {r.wheel}")
-            lines.append(f"::{level} file={_gh_prop(r.path)},title={title}::{_gh_data(f.line())}")
-        lines.append(f"{r.wheel}: {_summary(r)}")
+            title = gh_prop(f"{f.code} {r.wheel}")
+            lines.append(f"::{level} file={gh_prop(r.path)},title={title}::{gh_data(f.line())}")
+        lines.append(gh_data(f"{r.wheel}: {_summary(r)}"))
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from typing import Any
-from xml.sax.saxutils import escape
 
 from cuwheel.compat import (
     ContainerVerdict,
@@ -15,6 +14,7 @@ from cuwheel.compat import (
     TargetReport,
     Verdict,
 )
+from cuwheel.render.escape import escape_lines, xml_text
 
 __all__ = [
     "COLORS",
@@ -182,7 +182,7 @@ def report_text(reports: Sequence[TargetReport], *, verbose: bool = False) -> st
                             f"{v} - {c.reason}{ign}"
                         )
         lines.append("")
-    return "\n".join(lines)
+    return escape_lines(lines[:-1])
 
 
 # ---------------------------------------------------------------------------- matrix
@@ -220,7 +220,7 @@ def matrix_text(m: Matrix) -> str:
         if drivers
         else "driver: not given (gates assumed met)"
     )
-    return "\n".join(lines) + "\n"
+    return escape_lines(lines)
 
 
 def matrix_json(m: Matrix) -> dict[str, Any]:
@@ -256,16 +256,16 @@ def matrix_svg(m: Matrix, title: str = "cuwheel compat") -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="12">',
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-        f'<text x="{pad}" y="20" font-size="14" font-weight="bold">{escape(title)}</text>',
+        f'<text x="{pad}" y="20" font-size="14" font-weight="bold">{xml_text(title)}</text>',
     ]
     x = label_w
     out.append(f'<text x="{pad}" y="{top - 7}" font-weight="bold">GPU</text>')
     for c, w in zip(cols, col_ws, strict=True):
-        out.append(f'<text x="{x + pad}" y="{top - 7}" font-weight="bold">{escape(c)}</text>')
+        out.append(f'<text x="{x + pad}" y="{top - 7}" font-weight="bold">{xml_text(c)}</text>')
         x += w
     for i, t in enumerate(m.targets):
         y = top + i * row_h
-        out.append(f'<text x="{pad}" y="{y + 15}">{escape(t.label)}</text>')
+        out.append(f'<text x="{pad}" y="{y + 15}">{xml_text(t.label)}</text>')
         x = label_w
         for v, w in zip(m.cells[i], col_ws, strict=True):
             fill = COLORS.get(v, "#ffffff") if v else "#ffffff"
@@ -277,13 +277,13 @@ def matrix_svg(m: Matrix, title: str = "cuwheel compat") -> str:
             if v is not None:
                 out.append(
                     f'<text x="{x + w / 2:.0f}" y="{y + 15}" text-anchor="middle" '
-                    f'fill="{ink}">{escape(v.short)}</text>'
+                    f'fill="{ink}">{xml_text(v.short)}</text>'
                 )
             x += w
     x = pad
     for v, label in zip(legend, legend_labels, strict=True):
         out.append(f'<rect x="{x}" y="{legend_y}" width="12" height="12" fill="{COLORS[v]}"/>')
-        out.append(f'<text x="{x + 16}" y="{legend_y + 11}">{escape(label)}</text>')
+        out.append(f'<text x="{x + 16}" y="{legend_y + 11}">{xml_text(label)}</text>')
         x += int((len(label) + 4) * char_w)
     out.append("</svg>")
     return "\n".join(out) + "\n"

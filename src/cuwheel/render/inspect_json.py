@@ -17,6 +17,7 @@ from cuwheel.model.inventory import (
     Source,
     Toolkit,
 )
+from cuwheel.render.escape import dumps
 
 __all__ = ["inventory_to_dict", "load_schema", "render_json"]
 
@@ -160,4 +161,4 @@ def inventory_to_dict(inv: Inventory, *, full: bool = False) -> dict[str, Any]:
 
 def render_json(inv: Inventory, *, full: bool = False) -> str:
     # No indent: the C encoder only runs without one, and big inventories are large.
-    return json.dumps(inventory_to_dict(inv, full=full), separators=(",", ":")) + "\n"
+    return dumps(inventory_to_dict(inv, full=full), separators=(",", ":")) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cuwheel.model.inventory import Binary, CodeKind, Inventory, Source
+from cuwheel.render.escape import escape_lines
 
 __all__ = ["render_text"]
 
@@ -29,10 +30,13 @@ def _cuda_libraries(needed: tuple[str, ...]) -> tuple[list[str], list[str]]:
     return runtime, driver
 
 
-def _binary_lines(b: Binary, full: bool) -> list[str]:
+def _binary_lines(b: Binary, full: bool, source: Source | None = None) -> list[str]:
     kind = {"elf": "ELF", "pe": "PE", "cubin": "cubin", "fatbin": "fatbin", "ptx": "PTX"}[b.format]
     what = " ".join(x for x in (kind, b.file_type or "", b.machine or "") if x)
     name = b.path
+    if source is not None and source.kind != "file" and name.startswith(source.path):
+        # Under its wheel's (or directory's) header: the member path alone.
+        name = name[len(source.path):].lstrip("!/\\") or name
     lines = [f"  {name}  [{what}, {_size(b.size)}]"]
     if b.containers:
         sections: dict[str, int] = {}
@@ -94,25 +98,73 @@ def _binary_lines(b: Binary, full: bool) -> list[str]:
     return lines
 
 
-def _source_lines(s: Source, full: bool) -> list[str]:
+LEGEND = (
+    "legend: 'sm_80 2/3 (1.2 MB)' = SASS for sm_80 in 2 of the binary's 3 fatbin containers "
+    "with code, 1.2 MB stored; PTX = compute_XY code the driver JIT-compiles for newer GPUs"
+)
+
+
+def _source_lines(s: Source, full: bool, device_only: bool = False) -> list[str]:
     with_code = sum(1 for b in s.binaries if b.has_device_code)
     head = s.path
     if s.wheel:
         head += f"  ({s.wheel.name} {s.wheel.version})"
-    counts = f"{s.files_seen} files, {len(s.binaries)} binaries, {with_code} with device code"
-    lines = [f"{head}: {counts}"] if s.kind != "file" else []
-    shown = s.binaries if full else [b for b in s.binaries
-                                     if b.has_device_code or b.needed or b.anomalies]
+    counts = (f"{s.files_seen} files read, {len(s.binaries)} binaries, "
+              f"{with_code} with device code")
+    lines = [f"{s.kind} {head}", f"  {counts}"] if s.kind != "file" else []
+    if device_only:
+        shown = [b for b in s.binaries if b.has_device_code]
+    elif full:
+        shown = list(s.binaries)
+    else:
+        shown = [b for b in s.binaries if b.has_device_code or b.needed or b.anomalies]
     for b in shown:
-        lines += _binary_lines(b, full)
+        lines += _binary_lines(b, full, s)
     hidden = len(s.binaries) - len(shown)
     if hidden:
-        lines.append(f"  ({hidden} more binaries without device code or linked libraries)")
-    for p in s.problems:
-        lines.append(f"  error: {p}")
+        what = "without device code" if device_only else (
+            "without device code or linked libraries")
+        lines.append(f"  ({hidden} more binaries {what}; --all lists them)")
     return lines
 
 
-def render_text(inv: Inventory, *, full: bool = False) -> str:
-    blocks = ["\n".join(_source_lines(s, full)) for s in inv.sources]
-    return "\n\n".join(blocks) + "\n"
+def verdict_lines(inv: Inventory) -> list[str]:
+    """The result in one line, and what to run next."""
+    binaries = [b for s in inv.sources for b in s.binaries]
+    code = [b for b in binaries if b.has_device_code]
+    sass = sorted({a.arch for b in code for a in b.coverage() if a.kind is CodeKind.SASS})
+    ptx = sorted({a.arch for b in code for a in b.coverage() if a.kind is CodeKind.PTX})
+    problems = len(inv.problems) + sum(1 for b in binaries if b.anomalies)
+    if not binaries:
+        verdict = "no binaries found"
+    elif not code:
+        verdict = f"{len(binaries)} binaries, none with device code"
+    else:
+        verdict = (f"{len(code)} of {len(binaries)} binaries carry device code: "
+                   f"SASS {' '.join(a.sass for a in sass) or 'none'}; "
+                   f"PTX {' '.join(a.ptx for a in ptx) or 'none'}")
+    if problems:
+        verdict += f"; INCOMPLETE: {problems} input(s) could not be read fully (see stderr)"
+    out = [f"result: {verdict}"]
+    wheels = [s.path for s in inv.sources if s.kind == "wheel"]
+    if code:
+        target = wheels[0] if len(wheels) == 1 else "TARGET"
+        nxt = f'cuwheel compat {target} --gpu "RTX 4090"'
+        if wheels:
+            nxt += f"  or  cuwheel check {target}"
+        out.append(f"next: {nxt}")
+    return out
+
+
+def render_text(inv: Inventory, *, full: bool = False, device_only: bool = False,
+                sources: list[Source] | None = None) -> str:
+    lines: list[str] = []
+    shown = inv.sources if sources is None else sources
+    for i, s in enumerate(shown):
+        if i:
+            lines.append("")
+        lines += _source_lines(s, full, device_only)
+    if any(b.containers for s in shown for b in s.binaries):
+        lines += ["", LEGEND]
+    lines += verdict_lines(inv)
+    return escape_lines(lines)

@@ -22,6 +22,7 @@ __all__ = [
     "binary_platform",
     "driver_cuda_version",
     "min_driver",
+    "reaches",
     "runtime_check",
     "runtime_majors",
     "version_tuple",
@@ -31,6 +32,13 @@ __all__ = [
 def version_tuple(version: str) -> tuple[int, ...]:
     """``\"580.65.06\"`` -> ``(580, 65, 6)``."""
     return tuple(int(p) for p in version.split("."))
+
+
+def reaches(have: str, floor: str) -> bool:
+    """Whether driver ``have`` is at least ``floor``; a bare branch (``"580"``) stands for
+    any driver of that branch, judged by branch."""
+    h, f = version_tuple(have), version_tuple(floor)
+    return h[0] >= f[0] if len(h) == 1 else h >= f
 
 
 @dataclass(frozen=True)
@@ -64,12 +72,12 @@ def driver_cuda_version(driver: Driver, os: str = "linux") -> tuple[int, int] | 
     best: tuple[int, int] | None = None
     for r in catalog.releases():
         if os == "windows" and r.driver_windows is not None:
-            reached = version_tuple(r.driver_windows) <= have
+            reached = reaches(driver.version, r.driver_windows)
         elif os == "windows" and r.driver_linux is not None:
             # Windows minimum not tabulated (13.x): both OSes share the driver branch (R580).
             reached = version_tuple(r.driver_linux)[:1] <= have[:1]
         elif r.driver_linux is not None:
-            reached = version_tuple(r.driver_linux) <= have
+            reached = reaches(driver.version, r.driver_linux)
         else:
             continue
         if reached:
@@ -156,7 +164,7 @@ def runtime_check(binary: Binary, driver: Driver | None) -> RuntimeCheck | None:
         return RuntimeCheck(major, lib, floor, None, need)
     cuda = driver_cuda_version(driver, os)
     if driver.version is not None and floor is not None:
-        ok = version_tuple(driver.version) >= version_tuple(floor)
+        ok = reaches(driver.version, floor)
     elif cuda is not None:
         if cuda[0] != major:
             ok = cuda[0] > major
