@@ -313,7 +313,11 @@ def _check(m: Mutant) -> None:
         whole = _read(name, data, None)
         streamed = _read(name, data, chunk)
     STATS["cases"] += 1
-    STATS["slowest"] = max(STATS["slowest"], time.monotonic() - t0)
+    spent = time.monotonic() - t0
+    STATS["slowest"] = max(STATS["slowest"], spent)
+    if spent > 0.5 and os.environ.get("CUWHEEL_FUZZ_LOG"):  # slow mutants, to look into
+        with open(os.environ["CUWHEEL_FUZZ_LOG"], "a") as log:
+            log.write(f"{spent:.2f}s {m!r}\n")
     for res in (whole, streamed):
         if isinstance(res, list):
             for b in res:
