@@ -23,6 +23,7 @@ SUBCOMMANDS = [
     "_plan",
     "_compat",
     "_check",
+    "_scan",
 ]
 
 
