@@ -29,6 +29,7 @@ SUBCOMMANDS = [
     "_compat",
     "_check",
     "_toolkit",
+    "_scan",
 ]
 
 

@@ -1,0 +1,316 @@
+"""What a scan reads: wheels from directories, files, lists of files or URLs, and
+simple package indexes (PEP 503 HTML or PEP 691 JSON, the index URL given), filtered by
+project name, version range and platform tag."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import Any
+
+from cuwheel.errors import InputError
+
+__all__ = ["Filters", "WheelRef", "expand", "from_index", "is_url", "read_list"]
+
+_JSON = "application/vnd.pypi.simple.v1+json"
+_ACCEPT = f"{_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+_MAX_PAGE = 64 << 20  # one index page
+
+
+def is_url(text: str) -> bool:
+    return text.startswith(("http://", "https://", "file://"))
+
+
+@dataclass(frozen=True)
+class WheelRef:
+    """One wheel to scan: ``input`` is what the record names (the path or URL as found);
+    ``sha256`` and ``size`` where the index (or the file system) says them."""
+
+    input: str
+    filename: str
+    sha256: str | None = None
+    size: int | None = None
+
+    @property
+    def remote(self) -> bool:
+        return is_url(self.input)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which wheels to keep, by their file names (PEP 427): project names or globs
+    (compared in canonical form), a version specifier set (PEP 440: ``>=2.4,<3``; with
+    ``prereleases`` pre-releases too) and platform tag globs (``manylinux*_x86_64``,
+    ``win_amd64``)."""
+
+    projects: tuple[str, ...] = ()
+    versions: str | None = None
+    platforms: tuple[str, ...] = ()
+    prereleases: bool = False
+    _spec: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.versions:
+            from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+            try:
+                spec = SpecifierSet(self.versions)
+            except InvalidSpecifier:
+                raise InputError(self.versions, "not a version specifier set "
+                                 "(PEP 440: '>=2.4,<3')") from None
+            object.__setattr__(self, "_spec", spec)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.projects or self.versions or self.platforms)
+
+    def accepts(self, filename: str) -> bool:
+        if not self.active:
+            return True
+        from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+        try:
+            name, version, _build, tags = parse_wheel_filename(filename)
+        except InvalidWheelFilename:
+            return False
+        if self.projects and not any(
+            fnmatch.fnmatchcase(name, canonicalize_name(p)) if _globby(p)
+            else name == canonicalize_name(p)
+            for p in self.projects
+        ):
+            return False
+        if self._spec is not None and not self._spec.contains(
+            version, prereleases=self.prereleases
+        ):
+            return False
+        plats = {t.platform for t in tags}
+        return not self.platforms or any(
+            fnmatch.fnmatchcase(p, g) for p in plats for g in self.platforms
+        )
+
+
+def _globby(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def read_list(path: str) -> list[str]:
+    """Paths or URLs, one a line; blank lines and ``#`` comments are skipped; ``-`` is
+    standard input."""
+    import sys
+
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read the list: {exc}") from None
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def expand(inputs: Iterable[str], filters: Filters = Filters()) -> tuple[list[WheelRef],
+                                                                       list[str]]:
+    """Wheel references for paths and URLs: a directory gives every ``*.whl`` under it
+    (walked without following directory links, in name order).  Returns (refs, problems:
+    inputs that do not exist); the same input found twice is scanned once."""
+    refs: list[WheelRef] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+
+    def add(ref: WheelRef) -> None:
+        if ref.input not in seen and filters.accepts(ref.filename):
+            seen.add(ref.input)
+            refs.append(ref)
+
+    for item in inputs:
+        if is_url(item):
+            add(WheelRef(item, _url_filename(item)))
+        elif os.path.isdir(item):
+            for path in _walk_wheels(item):
+                add(WheelRef(path, os.path.basename(path)))
+        elif os.path.exists(item):
+            add(WheelRef(item, os.path.basename(item)))
+        else:
+            problems.append(f"{item}: no such file or directory")
+    return refs, problems
+
+
+def _walk_wheels(root: str) -> list[str]:
+    out: list[str] = []
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    subdirs.append(e.path)
+                elif e.name.endswith(".whl") and e.is_file():
+                    out.append(e.path)
+            except OSError:
+                continue
+        stack.extend(reversed(subdirs))
+    return out
+
+
+def _url_filename(url: str) -> str:
+    path = urllib.parse.urlsplit(url).path
+    return urllib.parse.unquote(path.rsplit("/", 1)[-1])
+
+
+# -- simple indexes -------------------------------------------------------------------------
+def _get(url: str, timeout: float) -> tuple[str, str]:
+    """(content type, text) of an index page."""
+    import urllib.request
+
+    req = urllib.request.Request(url, headers={"Accept": _ACCEPT, "User-Agent": "cuwheel-scan"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            ctype = resp.headers.get("Content-Type", "")
+            body = resp.read(_MAX_PAGE + 1)
+    except OSError as exc:
+        raise InputError(url, f"cannot read the index page: {exc}") from None
+    if len(body) > _MAX_PAGE:
+        raise InputError(url, "index page over 64 MiB")
+    return ctype.split(";")[0].strip().lower(), body.decode("utf-8", "replace")
+
+
+class _Anchors(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, str, dict[str, str | None]]] = []
+        self._href: str | None = None
+        self._attrs: dict[str, str | None] = {}
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self._attrs = dict(attrs)
+            self._href = self._attrs.get("href") or ""
+            self._text = []
+
+    def handle_data(self, data: str) -> None:
+        if self._href is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._href is not None:
+            self.links.append((self._href, "".join(self._text).strip(), self._attrs))
+            self._href = None
+
+
+def _project_files(page_url: str, ctype: str, text: str) -> list[dict[str, Any]]:
+    """The files of a project page as PEP 691 dicts (filename, url, hashes, size, yanked)."""
+    if ctype == _JSON or text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            raise InputError(page_url, "index page is not valid JSON") from None
+        files = doc.get("files") if isinstance(doc, dict) else None
+        if not isinstance(files, list):
+            raise InputError(page_url, "index page has no 'files' list (PEP 691)")
+        out = []
+        for f in files:
+            if isinstance(f, dict) and isinstance(f.get("filename"), str) and \
+                    isinstance(f.get("url"), str):
+                out.append({**f, "url": urllib.parse.urljoin(page_url, f["url"])})
+        return out
+    parser = _Anchors()
+    parser.feed(text)
+    out = []
+    for href, label, attrs in parser.links:
+        url = urllib.parse.urljoin(page_url, href)
+        base, _, frag = url.partition("#")
+        hashes = {}
+        if "=" in frag:
+            algo, _, value = frag.partition("=")
+            hashes[algo] = value
+        name = label or _url_filename(base)
+        yanked = attrs.get("data-yanked")
+        out.append({"filename": name, "url": base, "hashes": hashes,
+                    "yanked": yanked if yanked else (yanked is not None)})
+    return out
+
+
+def _root_projects(index_url: str, ctype: str, text: str) -> list[str]:
+    if ctype == _JSON or text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            raise InputError(index_url, "index root is not valid JSON") from None
+        projects = doc.get("projects") if isinstance(doc, dict) else None
+        if not isinstance(projects, list):
+            raise InputError(index_url, "index root has no 'projects' list (PEP 691)")
+        return [p["name"] for p in projects if isinstance(p, dict) and
+                isinstance(p.get("name"), str)]
+    parser = _Anchors()
+    parser.feed(text)
+    return [label for _, label, _ in parser.links if label]
+
+
+def from_index(
+    index_url: str, filters: Filters, *, timeout: float = 60.0, yanked: bool = False,
+    problems: list[str] | None = None,
+) -> list[WheelRef]:
+    """The wheels of the projects ``filters`` names on a simple index, filtered.  A name
+    with glob characters is matched against the index's project list (its root page);
+    plain names are fetched directly.  Yanked files (PEP 592) are left out unless
+    ``yanked``.  A project page that cannot be read raises InputError, or with
+    ``problems`` is a line there and the other projects are still listed."""
+    from packaging.utils import canonicalize_name
+
+    if not filters.projects:
+        raise InputError(index_url, "name the projects to scan on the index (--project)")
+    base = index_url if index_url.endswith("/") else index_url + "/"
+    names: list[str] = []
+    if any(_globby(p) for p in filters.projects):
+        ctype, text = _get(base, timeout)
+        listed = sorted({canonicalize_name(n) for n in _root_projects(base, ctype, text)})
+        for pat in filters.projects:
+            if _globby(pat):
+                names += [n for n in listed if fnmatch.fnmatchcase(n, canonicalize_name(pat))]
+    names += [canonicalize_name(p) for p in filters.projects if not _globby(p)]
+    refs: list[WheelRef] = []
+    seen: set[str] = set()
+    for name in dict.fromkeys(names):
+        page = urllib.parse.urljoin(base, f"{name}/")
+        try:
+            ctype, text = _get(page, timeout)
+        except InputError as exc:
+            if problems is None:
+                raise
+            problems.append(f"{exc.path}: {exc.problem}")
+            continue
+        for f in _project_files(page, ctype, text):
+            fn = f["filename"]
+            if not fn.endswith(".whl") or f["url"] in seen or not filters.accepts(fn):
+                continue
+            if f.get("yanked") and not yanked:
+                continue
+            hashes = f.get("hashes")
+            sha = hashes.get("sha256") if isinstance(hashes, dict) else None
+            sha = sha if isinstance(sha, str) else None
+            size = f.get("size") if isinstance(f.get("size"), int) else None
+            seen.add(f["url"])
+            refs.append(WheelRef(f["url"], fn, sha.lower() if sha else None, size))
+    return refs
+
+
+def sort_refs(refs: Sequence[WheelRef]) -> list[WheelRef]:
+    return sorted(refs, key=lambda r: r.input)

@@ -1,0 +1,209 @@
+"""One scan record per wheel: a JSON object on one line, its bytes a pure function of
+the wheel's content and the options (keys sorted, no timestamps, no local paths), so a
+cached record, a record made by another machine or by a Dask worker, and one made here
+are the same bytes.
+
+Fields (docs/scan.md): ``record_version``, ``input`` (the path or URL as given, the one
+field that depends on where the wheel was found), ``wheel`` (filename, name, version,
+tags, sha256, size), ``tool``, ``options``, ``inventory`` (the wheel's source as
+``cuwheel inspect --json`` writes it, paths relative to the wheel; per binary without
+its containers unless ``detail="containers"``), ``check`` (the audit-mode verdict, or
+None) and ``error`` (why the wheel could not be judged, or None).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from cuwheel import __version__
+from cuwheel.model.inventory import Source
+
+__all__ = [
+    "RECORD_VERSION",
+    "RecordOptions",
+    "Tag",
+    "content_part",
+    "dumps",
+    "error_record",
+    "make_record",
+    "sha256_file",
+    "with_input",
+]
+
+RECORD_VERSION = 1
+_HASH_READ = 4 << 20
+
+
+@dataclass(frozen=True)
+class RecordOptions:
+    """What a record holds; part of the cache key."""
+
+    check: bool = True  # the audit-mode check findings
+    detail: str = "summary"  # "summary": each binary without its containers; "containers"
+    payload: str = "sample"  # which cubins are decoded (inspect's --toolkit)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "detail": self.detail, "payload": self.payload}
+
+
+@dataclass(frozen=True)
+class Tag:
+    """What the worker needs besides the Source: where the wheel came from (``input``),
+    its file name, and its sha256 when known already (the index's, or the cache's)."""
+
+    input: str
+    filename: str
+    sha256: str | None
+    options: RecordOptions
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb", buffering=0) as f:
+        while chunk := f.read(_HASH_READ):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def make_record(source: Source, tag: Tag) -> str:
+    """The record of one inspected wheel, as one line of JSON (no newline).  Runs in
+    a worker process: everything it needs is in ``source`` and ``tag``."""
+    sha = tag.sha256
+    size = None
+    try:
+        size = os.stat(source.path).st_size
+        if sha is None:
+            sha = sha256_file(source.path)
+    except OSError as exc:
+        err = f"{exc.strerror or exc}"
+        return with_input(dumps(_content(source, tag, None, None, err)), tag.input)
+    return with_input(dumps(_content(source, tag, sha, size, None)), tag.input)
+
+
+def with_input(content: str, input_: str) -> str:
+    """A record line from its content part (cached by sha256) and where it was found:
+    ``input`` is inserted at its sorted place, so the line is what dumps() would give."""
+    obj = json.loads(content)
+    obj["input"] = input_
+    return dumps(obj)
+
+
+def content_part(line: str) -> str:
+    """A record without its ``input``: what the cache keeps."""
+    obj = json.loads(line)
+    obj.pop("input", None)
+    return dumps(obj)
+
+
+def _content(
+    source: Source, tag: Tag, sha: str | None, size: int | None, error: str | None
+) -> dict[str, Any]:
+    from cuwheel.model.inventory import Inventory
+    from cuwheel.render.inspect_json import inventory_to_dict
+
+    opts = tag.options
+    doc = inventory_to_dict(Inventory((source,)))
+    inv = _relative(doc["sources"][0], source.path, tag.filename)
+    if opts.detail != "containers":
+        for b in inv["binaries"]:
+            b.pop("containers", None)
+    w = source.wheel
+    wheel = {
+        "filename": tag.filename,
+        "name": w.name if w else None,
+        "version": w.version if w else None,
+        "tags": list(w.tags) if w else [],
+        "sha256": sha,
+        "size": size,
+    }
+    check = None
+    if error is None and opts.check:
+        check, error = _check(source, tag.filename)
+    return {
+        "record_version": RECORD_VERSION,
+        "tool": {"name": "cuwheel", "version": __version__},
+        "options": opts.as_dict(),
+        "wheel": wheel,
+        "inventory": inv,
+        "check": check,
+        "error": error,
+    }
+
+
+def _relative(obj: Any, path: str, filename: str) -> Any:
+    """Replace the wheel's local path by its file name in every string: a display path
+    ``/tmp/x/a.whl!lib/b.so`` becomes ``lib/b.so``, the wheel itself ``a.whl``."""
+    prefix = path + "!"
+    if isinstance(obj, str):
+        if obj.startswith(prefix):
+            return obj[len(prefix):]
+        if obj == path:
+            return filename
+        return obj.replace(path, filename) if path in obj else obj
+    if isinstance(obj, list):
+        return [_relative(x, path, filename) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _relative(v, path, filename) for k, v in obj.items()}
+    return obj
+
+
+def _check(source: Source, filename: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The audit-mode verdict (no row: each library by its own train, the GPUs of its
+    own SASS), judged from the wheel alone: no environment variable, no project file."""
+    from cuwheel.checks.runner import audit_plan, check_source
+    from cuwheel.errors import CuwheelError
+    from cuwheel.plan.select import parse_wheel_name
+
+    if source.kind != "wheel" or source.wheel is None:
+        why = source.problems[0].message if source.problems else "not a wheel"
+        return None, why
+    try:
+        plan, train_from, notes = audit_plan(source, environ={})
+        local = parse_wheel_name(source.path).local
+        report = check_source(source, plan, local=local, train_from=train_from,
+                              audit=True, notes=notes)
+    except CuwheelError as exc:
+        return None, f"cannot be checked: {exc}"
+    findings = [
+        {
+            "code": f.code,
+            "severity": str(f.severity),
+            "library": _relative(f.library, source.path, "") if f.library else None,
+            "message": _relative(f.message, source.path, filename),
+        }
+        for f in report.findings
+    ]
+    return {
+        "passed": report.passed,
+        "train": report.train,
+        "platform": report.platform,
+        "profile": report.profile,
+        "claim": report.claim,
+        "notes": [_relative(n, source.path, filename) for n in report.notes],
+        "findings": findings,
+    }, None
+
+
+def error_record(input_: str, filename: str, sha256: str | None, message: str,
+                 options: RecordOptions) -> str:
+    """The record of a wheel that could not be read at all (not downloaded, vanished)."""
+    obj = {
+        "record_version": RECORD_VERSION,
+        "tool": {"name": "cuwheel", "version": __version__},
+        "options": options.as_dict(),
+        "wheel": {"filename": filename, "name": None, "version": None, "tags": [],
+                  "sha256": sha256, "size": None},
+        "inventory": None,
+        "check": None,
+        "error": message,
+        "input": input_,
+    }
+    return dumps(obj)
