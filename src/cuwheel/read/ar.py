@@ -2,7 +2,7 @@
 
 60-byte member headers (name 0-15, decimal size 48-57, terminator 58-59), data padded
 to an even offset; ``/`` is the symbol table, ``//`` the long names, ``/N`` a long name
-at offset N (binary-formats.md 1.3).  Each member is handed to a callback.
+at offset N (docs/formats.md#static-archives).  Each member is handed to a callback.
 
 The chain of member headers is the archive's own table: a header that cannot be read,
 or a member that claims bytes past the end, makes the archive unreadable (ArError).  A

@@ -1,11 +1,16 @@
 """Find and walk fatbin containers in a binary as it streams past.
 
 Every place where the container signature occurs becomes a candidate; a candidate is
-kept only if its entries walk exactly to its declared end (binary-formats.md 2-3).
+kept only if its entries walk exactly to its declared end
+(docs/formats.md#fatbin-container-header, #entry-header).
 Which section holds each container is decided afterwards, once the host reader knows
 the section table: candidates in a device-code section must be valid (else that is an
 anomaly of the binary, and the other containers are still kept), candidates elsewhere
 that do not validate are just bytes that look alike.
+
+Over 400 lines: the container walk has two drivers (a resident file walked in a loop, a
+streamed one through requests) that must find the same containers, and the tiling rules
+of the device-code sections (docs/formats.md#padding-between-containers) sit with them.
 """
 
 from __future__ import annotations
@@ -388,8 +393,8 @@ def assign_containers(
             problems.append(f"{where}{region.name} container at 0x{off:x}: {reason}")
             broken.setdefault(ri, []).append(off)
     # Device-code sections must be tiled by containers, allowing the zero pads that align
-    # them (Region.pad; binary-formats.md 1.6).  A gap that holds a bad candidate was
-    # reported with it.
+    # them (Region.pad; docs/formats.md#padding-between-containers).  A gap that holds a bad
+    # candidate was reported with it.
     for ri, region in enumerate(regions):
         if not region.device_code:
             continue

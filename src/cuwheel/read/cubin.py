@@ -1,6 +1,6 @@
 """Cubins: the device ELF files (``e_machine`` 190, EM_CUDA) inside fatbins.
 
-Reads what shared/docs/binary-formats.md section 5 verified: the ELF ABI version and
+Reads what docs/formats.md#cubin-identification describes: the ELF ABI version and
 ``e_flags`` (SM number position depends on the ABI), ``e_type`` (ET_REL for -rdc code),
 and the toolkit release recorded in ``.note.nv.tkinfo`` / ``.note.nv.cuinfo`` (ABI v8)
 or in ``e_version`` (ABI v7).  Works on a whole cubin or on a decompressed prefix.
@@ -138,7 +138,7 @@ def parse_cubin(data: bytes) -> CubinFacts | None:
         return None
     abi = data[8]
     e_flags, = struct.unpack_from("<I", data, 48)
-    # ABI v8 moved the SM number from bits 0-7 to bits 8-15 (binary-formats.md 5.2).
+    # ABI v8 moved the SM number from bits 0-7 to bits 8-15 (docs/formats.md#cubin-elf-flags).
     sm = (e_flags >> 8) & 0xFF if abi >= 8 else e_flags & 0xFF
     toolkit, arch_option = _toolkit_from_notes(data)
     if toolkit is None and abi < 8 and e_version >= 80:

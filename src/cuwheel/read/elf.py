@@ -4,6 +4,10 @@ Reads by requests on a Scan (see stream.py) so that a library streamed out of a 
 is never held whole.  pyelftools needs a seekable stream of the whole file, and walking
 a 75,000-symbol ``.dynsym`` through it is much slower than ``struct.iter_unpack``, so
 the few structures needed are decoded here; tests compare the results with readelf.
+
+Over 400 lines: one reader for the section table, program headers, dynamic section,
+dynamic symbols and the wrapper records, each bounded (docs/inspect.md's limits) and
+requested through the stream in the order the file's own offsets allow.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ ELF_MACHINES = {
     243: "riscv64",
 }
 _TYPES = {1: "object", 2: "executable", 3: "shared", 4: "core"}
-# Name -> relocatable? (binary-formats.md 1.1)
+# Name -> relocatable? (docs/formats.md#elf-sections)
 DEVICE_SECTIONS = {".nv_fatbin": False, "__nv_relfatbin": True}
 
 PT_LOAD, PT_DYNAMIC = 1, 2
@@ -72,7 +76,7 @@ MAX_PATH_LIST = 64 << 10  # one DT_RPATH / DT_RUNPATH string
 MAX_SYMBOLS = 2_000_000  # defined dynamic symbols
 # At most this much of the writable segments is kept for the fatbin wrapper records.
 MAX_RW_KEPT = 64 << 20
-WRAPPER_MAGIC = 0x466243B1  # .nvFatBinSegment record (binary-formats.md 1.2)
+WRAPPER_MAGIC = 0x466243B1  # .nvFatBinSegment record (docs/formats.md#wrapper-records)
 
 
 @dataclass

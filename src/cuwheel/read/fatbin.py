@@ -1,6 +1,7 @@
 """Fatbin containers and entries (CUDA's ``fatBinary`` format, 0xBA55ED50).
 
-Layout as verified in shared/docs/binary-formats.md sections 2-4: a 16-byte container
+Layout as in docs/formats.md (#fatbin-container-header, #entry-header, #entry-flags,
+#payloads-and-compression), verified on real files: a 16-byte container
 header followed by entries, each a variable-size header (64 fixed bytes plus an
 optional tail found through pointer fields) and a payload that may be LZ4 or zstd
 compressed.  Everything is little-endian.

@@ -8,6 +8,9 @@ both keep every core busy.  At most twice as many items as workers are in flight
 target's result leaves the scheduler as soon as its last item is done, so memory does
 not grow with the number of targets.  With one worker (or too little to read) nothing
 is forked and neither ``multiprocessing`` nor ``concurrent.futures`` is imported.
+
+Over 400 lines: the scheduler (work items, the pool, a dead worker's items rerun alone)
+and the targets' own walks (wheels, directories, distributions) are one piece of state.
 """
 
 from __future__ import annotations

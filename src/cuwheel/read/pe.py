@@ -1,7 +1,7 @@
 """Windows PE/COFF images (Microsoft PE format spec): sections, imports, exports.
 
 Device code sits in sections whose names the linker cut to 8 bytes: ``.nv_fatb`` and
-``__nv_rel`` (binary-formats.md 1.6); their bytes are ``min(VirtualSize,
+``__nv_rel`` (docs/formats.md#pe-images); their bytes are ``min(VirtualSize,
 SizeOfRawData)`` from ``PointerToRawData``.  Reads by requests on a Scan like the ELF
 reader; pefile needs the whole image in memory, which a streamed DLL is not.
 """

@@ -9,7 +9,12 @@ as none is pending.  A file in memory or on disk is one chunk, so every
 request is served at once and nothing is ever missed.
 
 While streaming, the scan also looks for the fatbin container signature everywhere,
-because device code is not always in the named sections (binary-formats.md 1.5).
+because device code is not always in the named sections
+(docs/formats.md#code-outside-the-named-sections).
+
+Over 400 lines: with the scan live the bounded helpers every reader shares (the name
+budget, string tables decoded once per offset, sorted range maps, anomalies), so that
+each bound is written once.
 """
 
 from __future__ import annotations
