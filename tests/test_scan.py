@@ -363,6 +363,7 @@ def test_summary_matrix(tmp_path: Path) -> None:
     a1 = rows["alpha-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"]["gpus"]
     assert a1["sm_90"] == "ptx"  # sm90a.so has its cubin, sm80.so only compute_80 PTX
     assert rows["beta-0.1-py3-none-manylinux_2_28_x86_64.whl"]["gpus"] is None
+    assert a2["sm_87"] == "platform"  # Orin: no x86_64 machine carries it
     gpu = {g["arch"]: g for g in s["gpus"]}
     assert a1["sm_80"] == "partial"  # sm90a.so has nothing for CC 8.0
     assert gpu["sm_80"]["sass"] == 2 and gpu["sm_80"]["partial"] == 1
