@@ -80,12 +80,19 @@ def worker_list(text: str | None, n: int) -> list[int]:
     return [*out, n]
 
 
-def floor(wheels: list[str], repeat: int) -> tuple[float, int, int]:
+def floor(wheels: list[str], repeat: int) -> tuple[float, float, int, int]:
+    """Inflating every binary member once with isal on one thread: (total seconds, the
+    longest single member's seconds, members, bytes).  Deflate inflates front to back
+    only, so no number of cores reads the corpus faster than its longest member."""
     members = {w: binary_members(w) for w in wheels}
     count = sum(len(m) for m in members.values())
     size = sum(i.file_size for m in members.values() for i in m)
-    t = min(sum(isal_inflate(w, members[w]) for w in wheels) for _ in range(repeat))
-    return t, count, size
+    best_total, best_longest = float("inf"), float("inf")
+    for _ in range(repeat):
+        times = [isal_inflate(w, [m]) for w in wheels for m in members[w]]
+        best_total = min(best_total, sum(times))
+        best_longest = min(best_longest, max(times, default=0.0))
+    return best_total, best_longest, count, size
 
 
 def startup(repeat: int) -> None:
@@ -134,10 +141,11 @@ def main() -> None:
         with open(w, "rb") as f:
             while f.read(1 << 24):
                 pass
-    t_floor, members, size = floor(wheels, args.repeat)
+    t_floor, t_longest, members, size = floor(wheels, args.repeat)
     print(f"\n1. many-wheel corpus: `cuwheel inspect --json --workers N` on all {len(wheels)}")
     print(f"   isal inflate of {members} binary members ({size / 1e9:.2f} GB), one thread: "
-          f"{t_floor:.2f} s; floor / {n} cores = {t_floor / n:.2f} s")
+          f"{t_floor:.2f} s; floor / {n} cores = {t_floor / n:.2f} s; the longest member "
+          f"alone: {t_longest:.2f} s (no core count reads the corpus faster)")
     inspect = [py, "-m", "cuwheel", "inspect", "--json"]
     base = None
     for w in counts:
@@ -152,7 +160,9 @@ def main() -> None:
         if base is None:
             base = t
         floor_w = t_floor / min(w, n)
-        print(f"   --workers {w:<3}: {t:7.2f} s   {t / floor_w:5.2f}x floor/{min(w, n)}   "
+        bound = max(floor_w, t_longest)
+        print(f"   --workers {w:<3}: {t:7.2f} s   {t / floor_w:5.2f}x floor/{min(w, n)} "
+              f"({t / bound:4.2f}x max(floor/{min(w, n)}, longest member))   "
               f"speed-up {base / t:4.2f}x over {counts[0]}   peak RSS {rss:5.0f} MB "
               f"({rss / max(1, min(w, n)):4.0f} MB per worker)   CPU {cpu:6.2f} s "
               f"({cpu / t_floor:4.2f}x the floor's)"

@@ -363,6 +363,7 @@ def test_summary_matrix(tmp_path: Path) -> None:
     a1 = rows["alpha-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"]["gpus"]
     assert a1["sm_90"] == "ptx"  # sm90a.so has its cubin, sm80.so only compute_80 PTX
     assert rows["beta-0.1-py3-none-manylinux_2_28_x86_64.whl"]["gpus"] is None
+    assert a2["sm_87"] == "platform"  # Orin: no x86_64 machine carries it
     gpu = {g["arch"]: g for g in s["gpus"]}
     assert a1["sm_80"] == "partial"  # sm90a.so has nothing for CC 8.0
     assert gpu["sm_80"]["sass"] == 2 and gpu["sm_80"]["partial"] == 1
@@ -383,3 +384,34 @@ def test_dask_local_cluster_equals_local_run(tmp_path: Path) -> None:
     local = sorted(scan(refs, workers=1))
     dask = sorted(scan(refs, engine="dask", dask_workers=2))
     assert dask == local
+
+
+def test_results_stream_as_targets_complete(tmp_path: Path) -> None:
+    wheels = corpus(tmp_path)
+    seen: list[str] = []
+    it = api_mod.iter_inspect(wheels, workers=1, progress=lambda p, d, t: seen.append(p))
+    first = next(it)
+    assert first[0] == 0 and seen == [wheels[0]]  # the others are not read yet
+    assert sorted([first[0], *(i for i, _ in it)]) == list(range(5))
+
+
+def test_a_dying_worker_costs_only_its_wheels_record(
+    tmp_path: Path, every_member_an_item: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheels = corpus(tmp_path)
+    parent = os.getpid()
+    real = api_mod.read_member
+
+    def dies(wf: object, name: str, *a: object, **k: object) -> object:
+        if os.getpid() != parent and "gamma" in str(getattr(wf, "path", "")):
+            os._exit(3)  # as the OOM killer would end it
+        return real(wf, name, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api_mod, "read_member", dies)
+    got = records(scan([WheelRef(w, os.path.basename(w)) for w in wheels], workers=2))
+    assert len(got) == 5
+    gamma = got["gamma-3.1-py3-none-manylinux_2_28_x86_64.whl"]
+    assert [p["message"] for p in gamma["inventory"]["problems"]] == [
+        "a worker process died (out of memory?)"]
+    alpha = got["alpha-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"]
+    assert alpha["inventory"]["problems"] == [] and alpha["check"] is not None

@@ -132,10 +132,10 @@ def run(args: argparse.Namespace) -> int:
     for bad in res.unreadable:
         print(f"cuwheel: error: {bad}: could not be read in full (see its record)",
               file=sys.stderr)
-    print(f"cuwheel scan: {res.records} records ({res.cached} from the cache, "
-          f"{res.read} read), {len(done)} kept from {args.output}" if done else
-          f"cuwheel scan: {res.records} records ({res.cached} from the cache, "
-          f"{res.read} read)", file=sys.stderr)
+    if refs or done:
+        kept = f", {len(done)} kept from {args.output}" if done else ""
+        print(f"cuwheel scan: {res.records} records ({res.cached} from the cache, "
+              f"{res.read} read){kept}", file=sys.stderr)
     if args.summary:
         from cuwheel.scan.summary import read_records, render, summarize
 

@@ -57,7 +57,7 @@ _PARALLEL_THRESHOLD = 64 << 20
 _IN_FLIGHT = 2
 # Big wheels the parent keeps open for forked workers to inherit (their central
 # directories already read); each worker keeps up to _WORKER_WHEELS more of its own.
-_INHERIT = 64
+_INHERIT = 16
 _WORKER_WHEELS = 8
 # What a whole-wheel item is assumed to inflate to, per byte on disk (for ordering only).
 _WHEEL_RATIO = 2

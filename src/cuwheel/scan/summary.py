@@ -22,7 +22,7 @@ __all__ = ["FORMATS", "read_records", "render", "summarize"]
 
 FORMATS = ("text", "json", "html")
 SUMMARY_VERSION = 1
-_STATES = ("sass", "ptx", "partial", "none")
+_STATES = ("sass", "ptx", "partial", "none", "platform")
 
 
 def read_records(paths: Iterable[str]) -> list[dict[str, Any]]:
@@ -52,15 +52,29 @@ def read_records(paths: Iterable[str]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def _gpus() -> list[tuple[Any, str]]:
-    """(Arch, label) of every GPU compute capability in the catalog."""
+def _gpus() -> list[tuple[Any, str, tuple[str, ...] | None]]:
+    """(Arch, label, the only platforms whose machines carry it or None) of every GPU
+    compute capability in the catalog."""
     from cuwheel.knowledge import catalog
 
     out = []
     for g in sorted(catalog.load_catalog().gpus, key=lambda g: g.arch.number):
         names = [p.name for p in g.products][:2]
         label = f"{g.family}: {', '.join(names)}" if names else g.family
-        out.append((g.arch, label))
+        out.append((g.arch, label, g.fixed_hosts()))
+    return out
+
+
+def _platforms(rec: dict[str, Any]) -> set[str]:
+    """The row platforms (linux-x86_64 ...) of a wheel's platform tags."""
+    from cuwheel.knowledge import catalog
+
+    out = set()
+    for tag in (rec.get("wheel") or {}).get("tags") or []:
+        for plat in tag.rsplit("-", 1)[-1].split("."):
+            p = catalog.load_catalog().platform_for_wheel_tag(plat)
+            if p is not None:
+                out.add(p.name)
     return out
 
 
@@ -84,7 +98,7 @@ def _binary_state(b: dict[str, Any], device: Any, cache: dict[tuple[str, Any], b
     return "none"
 
 
-def _wheel_states(rec: dict[str, Any], gpus: list[tuple[Any, str]],
+def _wheel_states(rec: dict[str, Any], gpus: list[tuple[Any, str, tuple[str, ...] | None]],
                   cache: dict[tuple[str, Any], bool]) -> dict[str, str] | None:
     inv = rec.get("inventory") or {}
     libs = [b for b in inv.get("binaries", [])
@@ -92,7 +106,11 @@ def _wheel_states(rec: dict[str, Any], gpus: list[tuple[Any, str]],
     if not libs:
         return None
     out = {}
-    for arch, _ in gpus:
+    plats = _platforms(rec)
+    for arch, _, hosts in gpus:
+        if hosts is not None and plats and not plats & set(hosts):
+            out[arch.sass] = "platform"  # no machine of the wheel's platform has it
+            continue
         states = {_binary_state(b, arch, cache) for b in libs}
         if states == {"sass"}:
             out[arch.sass] = "sass"
@@ -113,9 +131,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     projects: dict[str, dict[str, Any]] = defaultdict(lambda: {
         "wheels": 0, "versions": set(), "platforms": set(), "passed": 0, "failed": 0,
         "unchecked": 0, "device_code": 0, "findings": Counter(),
-        "gpus": {g.sass: Counter() for g, _ in gpus}})
+        "gpus": {g.sass: Counter() for g, _, _ in gpus}})
     codes: dict[str, dict[str, Any]] = {}
-    per_gpu: dict[str, Counter[str]] = {g.sass: Counter() for g, _ in gpus}
+    per_gpu: dict[str, Counter[str]] = {g.sass: Counter() for g, _, _ in gpus}
     for rec in sorted(records, key=lambda r: (str((r.get("wheel") or {}).get("name")),
                                               str((r.get("wheel") or {}).get("filename")),
                                               r["input"])):
@@ -170,7 +188,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "failed": sum(1 for w in wheels if w["passed"] is False),
         "errors": sum(1 for w in wheels if w["error"]),
         "gpus": [{"arch": g.sass, "cc": g.cc, "label": label,
-                  **{s: per_gpu[g.sass][s] for s in _STATES}} for g, label in gpus],
+                  **{s: per_gpu[g.sass][s] for s in _STATES}} for g, label, _ in gpus],
         "projects": {
             n: {"wheels": p["wheels"], "versions": sorted(p["versions"]),
                 "platforms": sorted(p["platforms"]), "passed": p["passed"],
@@ -197,22 +215,34 @@ def render(summary: dict[str, Any], fmt: str) -> str:
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
 
 
+def _shown(gpus: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The GPUs from the oldest that any wheel has code for up to the newest: older ones
+    are columns of nothing but 'none'."""
+    first = next((k for k, g in enumerate(gpus) if g["sass"] or g["ptx"] or g["partial"]),
+                 len(gpus))
+    return gpus[first:] if first < len(gpus) else gpus
+
+
 def _text(s: dict[str, Any]) -> str:
     lines = [
         f"{s['wheels']} wheels: {s['with_device_code']} with device code, "
         f"{s['passed']} pass and {s['failed']} fail the audit, {s['errors']} unreadable",
         "",
-        "per GPU (wheels with device code: sass / ptx only / partial / none)",
+        "per GPU (wheels with device code: sass / ptx only / partial / none / "
+        "wrong platform)",
     ]
-    for g in s["gpus"]:
+    for g in _shown(s["gpus"]):
         lines.append(f"  {g['arch']:<8} {g['sass']:>5} {g['ptx']:>5} {g['partial']:>5} "
-                     f"{g['none']:>5}  {g['label']}")
+                     f"{g['none']:>5} {g['platform']:>5}  {g['label']}")
     lines += ["", "per project"]
     for name, p in s["projects"].items():
         top = ", ".join(f"{k} x{v}" for k, v in sorted(p["findings"].items(),
                                                        key=lambda kv: (-kv[1], kv[0]))[:6])
-        no = [g for g, c in p["gpus"].items() if p["device_code"] and c["none"] == p["device_code"]]
-        lines.append(f"  {name}: {p['wheels']} wheels ({', '.join(p['versions'])}); "
+        shown = {g["arch"] for g in _shown(s["gpus"])}
+        no = [g for g, c in p["gpus"].items()
+              if g in shown and c["none"] and c["none"] + c["platform"] == p["device_code"]]
+        n = p["wheels"]
+        lines.append(f"  {name}: {n} wheel{'' if n == 1 else 's'} ({', '.join(p['versions'])}); "
                      f"{p['passed']} pass, {p['failed']} fail; {p['device_code']} with device code")
         if no and p["device_code"]:
             lines.append(f"    no code for: {' '.join(no)}")
@@ -231,12 +261,13 @@ table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:
 th{background:#f3f3f3;position:sticky;top:0}td.c{text-align:center;font-size:12px}
 .sass{background:#7bc47f}.ptx{background:#c9e4a6}.partial{background:#f6d77a}
 .none{background:#f0a3a3}.na{background:#eee;color:#999}.num{text-align:right}
+.platform{background:#ddd;color:#666}
 th.g{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}
 """
 
 
 def _html(s: dict[str, Any]) -> str:
-    gpus = s["gpus"]
+    gpus = _shown(s["gpus"])
     out = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
            "<title>cuwheel scan summary</title>", f"<style>{_CSS}</style></head><body>",
            "<h1>cuwheel scan summary</h1>",
@@ -247,6 +278,8 @@ def _html(s: dict[str, Any]) -> str:
            "<span class='ptx'>ptx</span> some only through PTX JIT; "
            "<span class='partial'>partial</span> some libraries have no code; "
            "<span class='none'>none</span> no code; "
+           "<span class='platform'>n/a</span> no machine of the wheel's platform has "
+           "this GPU; "
            "<span class='na'>-</span> no device code in the wheel.</p>",
            "<h2>Support matrix</h2><table><tr><th>wheel</th><th>audit</th>"]
     out += [f"<th class='g' title='{escape(g['label'])}'>{escape(g['arch'])}</th>" for g in gpus]
@@ -260,7 +293,8 @@ def _html(s: dict[str, Any]) -> str:
         for g in gpus:
             st = (w["gpus"] or {}).get(g["arch"])
             cls = st or "na"
-            out.append(f"<td class='c {cls}' title='{escape(g['arch'])}'>{st or '-'}</td>")
+            text = {"platform": "n/a", None: "-"}.get(st, st)
+            out.append(f"<td class='c {cls}' title='{escape(g['arch'])}'>{text}</td>")
         out.append("</tr>")
     out.append("</table><h2>Per GPU</h2><table><tr><th>arch</th><th>GPU</th>"
                + "".join(f"<th>{x}</th>" for x in _STATES) + "</tr>")
