@@ -239,6 +239,7 @@ class WheelInfo:
     # The ``Tag:`` lines of ``*.dist-info/WHEEL`` in file order; None when the wheel has
     # no readable WHEEL file (the tags above come from the file name).
     wheel_file_tags: tuple[str, ...] | None = None
+    requires_python: str | None = None  # METADATA Requires-Python, as written
 
 
 @dataclass(frozen=True)
