@@ -39,6 +39,7 @@ class Spec:
     requires: tuple[str, ...] = ()
     name: str = "pkg"
     extra: dict[str, bytes] = field(default_factory=dict)
+    wheel_tags: tuple[str, ...] | None = None  # the WHEEL file's Tag lines (default: tag)
 
     def with_member(self, arcname: str, data: bytes) -> Spec:
         return replace(self, members={**self.members, arcname: data})
@@ -48,7 +49,7 @@ class Spec:
 
     def build(self, directory: str | os.PathLike[str]) -> str:
         return make_wheel(directory, self.members, name=self.name, version=self.version,
-                          tag=self.tag, requires=self.requires)
+                          tag=self.tag, requires=self.requires, wheel_tags=self.wheel_tags)
 
 
 CU13_LINUX = 'cuda-toolkit[cudart]==13.*; sys_platform == "linux"'

@@ -169,6 +169,42 @@ CASES: dict[str, tuple[cw.Spec, cw.Spec, dict[str, Any], list[dict[str, Any]] | 
 }
 
 
+# The platform-tag checks (TAG008-TAG013): the tag_* fixtures (tests/data/build_tags.sh).
+MANYLINUX1 = "cp311-cp311-manylinux1_x86_64"
+ABI3_39 = "cp39-abi3-manylinux_2_28_x86_64"
+CASES.update({
+    # memcpy@GLIBC_2.14 in a manylinux1 (glibc 2.5) wheel; the .symver build binds 2.2.5
+    "TAG008": (replace(X86.with_member("pkg/lib/libcopy.so", cw.fixture("tag_memcpy225.so")),
+                       tag=MANYLINUX1),
+               replace(X86.with_member("pkg/lib/libcopy.so", cw.fixture("tag_memcpy214.so")),
+                       tag=MANYLINUX1), {}, None, {}, {"TAG008"}),
+    # shm_open unversioned without librt.so.1 (linked against glibc < 2.34 without -lrt) in
+    # a manylinux2014 wheel; the good one was linked with -lrt
+    "TAG009": (replace(X86.with_member("pkg/lib/libshm.so", cw.fixture("tag_rt.so")),
+                       tag="cp311-cp311-manylinux2014_x86_64"),
+               replace(X86.with_member("pkg/lib/libshm.so", cw.fixture("tag_noshm.so")),
+                       tag="cp311-cp311-manylinux2014_x86_64"), {}, None, {}, {"TAG009"}),
+    # renamed from linux_x86_64 without retagging
+    "TAG010": (X86, replace(X86, wheel_tags=("cp311-cp311-linux_x86_64",)), {}, None, {},
+               {"TAG010"}),
+    # a module named for CPython 3.9 in a cp39-abi3 wheel
+    "TAG011": (replace(X86.with_member("pkg/_m.abi3.so", cw.fixture("hostonly.so")), tag=ABI3_39),
+               replace(X86.with_member("pkg/_m.cpython-39-x86_64-linux-gnu.so",
+                                       cw.fixture("hostonly.so")), tag=ABI3_39),
+               {}, None, {}, {"TAG011"}),
+    # a 3.10 limited-API module (PyModule_AddType) tagged cp38-abi3
+    "TAG012": (replace(X86.with_member("pkg/abi3_310.abi3.so", cw.fixture("tag_abi3_310.so")),
+                       tag="cp310-abi3-manylinux_2_28_x86_64"),
+               replace(X86.with_member("pkg/abi3_310.abi3.so", cw.fixture("tag_abi3_310.so")),
+                       tag="cp38-abi3-manylinux_2_28_x86_64"), {}, None, {}, {"TAG012"}),
+    # PyCode_NewEmpty (outside the stable ABI) in an abi3 module
+    "TAG013": (replace(X86.with_member("pkg/abi3_310.abi3.so", cw.fixture("tag_abi3_310.so")),
+                       tag="cp310-abi3-manylinux_2_28_x86_64"),
+               replace(X86.with_member("pkg/nonlimited.abi3.so", cw.fixture("tag_nonlimited.so")),
+                       tag="cp310-abi3-manylinux_2_28_x86_64"), {}, None, {}, {"TAG013"}),
+})
+
+
 # The good wheels of the policy checks, under a policy that they meet.
 GOOD_POLICY = {"MOD003": {"no-cuda": ["pkg/_C*"]}, "OWN002": {"owned-symbols": ["cw_cuda_*"]}}
 

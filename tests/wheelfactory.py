@@ -43,8 +43,12 @@ def make_wheel(
     compression: int = zipfile.ZIP_DEFLATED,
     per_member: Mapping[str, int] | None = None,
     requires: tuple[str, ...] = (),
+    wheel_tags: tuple[str, ...] | None = None,
+    wheel_file: bool = True,
 ) -> str:
-    """Write a wheel at ``path`` (a directory gets the canonical file name); return its path."""
+    """Write a wheel at ``path`` (a directory gets the canonical file name); return its path.
+    ``wheel_tags``: the WHEEL file's Tag lines (default: ``tag``); ``wheel_file=False``
+    leaves the WHEEL file out."""
     path = os.fspath(path)
     if os.path.isdir(path):
         path = os.path.join(path, wheel_name(name, version, tag))
@@ -53,10 +57,12 @@ def make_wheel(
     meta += [f"Requires-Dist: {r}" for r in requires]
     files: dict[str, bytes] = dict(members)
     files[f"{dist_info}/METADATA"] = ("\n".join(meta) + "\n").encode()
-    files[f"{dist_info}/WHEEL"] = (
-        "Wheel-Version: 1.0\nGenerator: cuwheel-tests\nRoot-Is-Purelib: false\n"
-        f"Tag: {tag}\n"
-    ).encode()
+    tag_lines = "".join(f"Tag: {t}\n" for t in (wheel_tags if wheel_tags is not None else (tag,)))
+    if wheel_file:
+        files[f"{dist_info}/WHEEL"] = (
+            "Wheel-Version: 1.0\nGenerator: cuwheel-tests\nRoot-Is-Purelib: false\n"
+            + tag_lines
+        ).encode()
     record = [f"{n},{_record_hash(d)},{len(d)}" for n, d in files.items()]
     record.append(f"{dist_info}/RECORD,,")
     files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()

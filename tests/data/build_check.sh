@@ -98,3 +98,6 @@ $MINGW -shared -O2 -nostdlib -Wl,--entry,DllMain -Wl,--disable-long-section-name
     -o "$BIN/row_win_cu13.dll"
 
 ls -l "$BIN"/row_*
+
+# The platform-tag fixtures (tag_*): glibc / libstdc++ versions, librt, abi3 modules.
+bash "$HERE/build_tags.sh"

@@ -49,7 +49,7 @@ FAMILIES = {
     "WIN": "Windows rows",
     "MOD": "modules that must not depend on CUDA",
     "OWN": "symbol ownership",
-    "TAG": "platform tag, local version and CUDA train",
+    "TAG": "platform tag (machine, glibc, Python ABI), local version and CUDA train",
 }
 
 _E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -98,6 +98,12 @@ CODES: dict[str, Code] = {
         Code("TAG005", _E, "device code built by a toolkit of another CUDA major"),
         Code("TAG006", _I, "device code built by another release of the train's major"),
         Code("TAG007", _W, "PTX newer than the train's toolkit emits"),
+        Code("TAG008", _E, "a binary needs symbol versions beyond its platform tag's policy"),
+        Code("TAG009", _E, "an unversioned reference that older glibc has only in another library"),
+        Code("TAG010", _W, "the WHEEL file's tags disagree with the file name's"),
+        Code("TAG011", _E, "an extension module bound to another CPython than the wheel's tags"),
+        Code("TAG012", _E, "an abi3 module uses stable-ABI symbols newer than its abi3 floor"),
+        Code("TAG013", _W, "an abi3 module uses symbols outside the stable ABI"),
     )
 }
 

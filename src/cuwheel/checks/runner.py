@@ -19,6 +19,7 @@ from cuwheel.checks.index import check_placeholders, read_projects
 from cuwheel.checks.inputs import check_inputs
 from cuwheel.checks.modules import check_modules
 from cuwheel.checks.ownership import check_ownership
+from cuwheel.checks.platform_tags import check_platform_tags
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.runpaths import check_runpaths
 from cuwheel.checks.tags import check_machine, check_train
@@ -56,6 +57,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("ownership", check_ownership),
     ("machine", check_machine),
     ("train", check_train),
+    ("platform-tags", check_platform_tags),
 )
 
 

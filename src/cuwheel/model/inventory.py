@@ -23,6 +23,8 @@ __all__ = [
     "Problem",
     "Source",
     "Toolkit",
+    "UndefinedSymbol",
+    "VersionNeed",
     "WheelInfo",
 ]
 
@@ -128,6 +130,29 @@ class ArchCoverage:
     uncompressed_bytes: int
 
 
+@dataclass(frozen=True, slots=True)
+class UndefinedSymbol:
+    """A dynamic symbol a binary uses but does not define (ELF ``.dynsym`` with
+    ``SHN_UNDEF``), with the version its ``.gnu.version`` entry requires."""
+
+    name: str
+    # The required version (``GLIBC_2.34``) and the library whose ``.gnu.version_r``
+    # entry names it (``libc.so.6``); None for an unversioned reference, which binds to
+    # whatever object in the load scope defines the name first.
+    version: str | None = None
+    library: str | None = None
+    weak: bool = False  # STB_WEAK: resolves to 0 when no object defines it
+
+
+@dataclass(frozen=True, slots=True)
+class VersionNeed:
+    """One ``.gnu.version_r`` entry: the versions a binary requires of one library
+    (``libc.so.6``: ``GLIBC_2.2.5``, ``GLIBC_2.34``), in file order."""
+
+    library: str
+    versions: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Binary:
     """One host binary (or raw device-code file) and what it contains."""
@@ -147,6 +172,13 @@ class Binary:
     runpath: tuple[str, ...] = ()
     soname: str | None = None
     exported: tuple[str, ...] = ()  # defined dynamic symbols / PE exports, once each
+    # ELF symbol versioning: the undefined GLOBAL / WEAK dynamic symbols in table order
+    # (once per name and version), the .gnu.version_r requirements, and the versions the
+    # binary itself defines (.gnu.version_d, without the base entry that repeats the
+    # SONAME).  Empty for PE and for ELF files without these sections.
+    undefined: tuple[UndefinedSymbol, ...] = ()
+    version_needs: tuple[VersionNeed, ...] = ()
+    version_defs: tuple[str, ...] = ()
     # Device code
     containers: tuple[FatbinContainer, ...] = ()
     # Raw PTX file facts (format "ptx"): its .version and .target
@@ -206,6 +238,10 @@ class WheelInfo:
     tags: tuple[str, ...]  # "cp311-cp311-manylinux_2_28_x86_64", ...
     requires_dist: tuple[str, ...]
     local_version: str | None  # "cu130" from "2.14.1+cu130"
+    # The ``Tag:`` lines of ``*.dist-info/WHEEL`` in file order; None when the wheel has
+    # no readable WHEEL file (the tags above come from the file name).
+    wheel_file_tags: tuple[str, ...] | None = None
+    requires_python: str | None = None  # METADATA Requires-Python, as written
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,9 @@ def _read(
                 runpath=tuple(facts.runpath),
                 soname=facts.soname,
                 exported=tuple(facts.exported),
+                undefined=tuple(facts.undefined),
+                version_needs=tuple(facts.version_needs),
+                version_defs=tuple(facts.version_defs),
                 containers=tuple(containers),
                 anomalies=notes.result(),
             )

@@ -13,10 +13,13 @@ requested through the stream in the order the file's own offsets allow.
 from __future__ import annotations
 
 import struct
+import sys
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cuwheel.errors import ElfError, StreamError
+from cuwheel.model.inventory import UndefinedSymbol, VersionNeed
 from cuwheel.read.containers import PAD_LIMIT, Region
 from cuwheel.read.stream import (
     Anomalies,
@@ -44,6 +47,12 @@ DEVICE_SECTIONS = {".nv_fatbin": False, "__nv_relfatbin": True}
 
 PT_LOAD, PT_DYNAMIC = 1, 2
 SHT_DYNSYM, SHT_NOBITS = 11, 8
+# Symbol versioning (LSB Core, "Symbol Versioning"): one 16-bit index per .dynsym entry,
+# the versions required of each needed library, and the versions this file defines.
+SHT_GNU_VERSYM, SHT_GNU_VERNEED, SHT_GNU_VERDEF = 0x6FFFFFFF, 0x6FFFFFFE, 0x6FFFFFFD
+VERSION_SECTIONS = {SHT_GNU_VERSYM: ".gnu.version", SHT_GNU_VERNEED: ".gnu.version_r",
+                    SHT_GNU_VERDEF: ".gnu.version_d"}
+VER_FLG_BASE = 1
 SHN_XINDEX = 0xFFFF
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
 # A position-independent executable is ET_DYN; readelf tells it by this flag, and so do we.
@@ -74,6 +83,10 @@ MAX_NEEDED = 10_000
 MAX_PATH_ENTRIES = 10_000  # RPATH + RUNPATH entries, after the split on ':'
 MAX_PATH_LIST = 64 << 10  # one DT_RPATH / DT_RUNPATH string
 MAX_SYMBOLS = 2_000_000  # defined dynamic symbols
+MAX_UNDEFINED = 2_000_000  # undefined dynamic symbols (libtorch_cpu.so: 9k)
+# .gnu.version_r / .gnu.version_d records walked, all chains together (real files: under
+# a hundred; the chains only go forward, so this bounds the walk of a hostile one).
+MAX_VERSION_RECORDS = 100_000
 # At most this much of the writable segments is kept for the fatbin wrapper records.
 MAX_RW_KEPT = 64 << 20
 WRAPPER_MAGIC = 0x466243B1  # .nvFatBinSegment record (docs/formats.md#wrapper-records)
@@ -90,6 +103,9 @@ class ElfFacts:
     runpath: list[str] = field(default_factory=list)
     soname: str | None = None
     exported: list[str] = field(default_factory=list)
+    undefined: list[UndefinedSymbol] = field(default_factory=list)
+    version_needs: list[VersionNeed] = field(default_factory=list)
+    version_defs: list[str] = field(default_factory=list)
     # .nvFatBinSegment wrapper records: container file offset -> record version
     # (2 = written by nvcc's device-link step).
     wrappers: dict[int, int] = field(default_factory=dict)
@@ -141,6 +157,10 @@ class ElfReader:
         self._named_dynamic = False  # any entry that names a string
         self._dynstr: bytes | None = None
         self._dynsym_data: bytes | None = None
+        # sh_type -> (offset, size, sh_info) of the first section of each versioning type,
+        # and their bytes once read
+        self._version_at: dict[int, tuple[int, int, int]] = {}
+        self._version_data: dict[int, bytes] = {}
         self._shdrs: list[tuple[int, int, int, int, int, int, int]] = []
         self._rw: list[tuple[int, bytes]] = []  # writable segments kept while streaming
         self._wrapper_section: tuple[int, int] | None = None
@@ -336,8 +356,10 @@ class ElfReader:
     def _sections(self, data: bytes) -> None:
         fmt = "<IIQQQQIIQQ" if self._cls == 2 else "<IIIIIIIIII"
         for rec in struct.iter_unpack(fmt, data):
-            name, sh_type, flags, _addr, off, size, link, _info, align = rec[:9]
+            name, sh_type, flags, _addr, off, size, link, info, align = rec[:9]
             self._shdrs.append((name, sh_type, off, size, link, flags, align))
+            if sh_type in VERSION_SECTIONS and size and sh_type not in self._version_at:
+                self._version_at[sh_type] = (off, size, info)
         index = self._shstrndx
         if index == SHN_XINDEX and self._shdrs:  # the real index is in section 0's sh_link
             index = self._shdrs[0][4]
@@ -365,6 +387,15 @@ class ElfReader:
             if sh_type == SHT_DYNSYM and size:
                 self._get(off, size, self._dynsym_bytes, ".dynsym")
                 break
+        # The versioning sections: the first of each type, as for .dynsym.
+        for sh_type, (off, size, _info) in self._version_at.items():
+            self._get(off, size, self._version_bytes(sh_type), VERSION_SECTIONS[sh_type])
+
+    def _version_bytes(self, sh_type: int) -> Callable[[bytes], None]:
+        def keep(data: bytes) -> None:
+            self._version_data[sh_type] = data
+
+        return keep
 
     def _dynsym_bytes(self, data: bytes) -> None:
         self._dynsym_data = data
@@ -466,7 +497,31 @@ class ElfReader:
             # .dynsym's string table (sh_link) is .dynstr, which DT_STRTAB already gave.
             facts.exported = _defined_symbols(self._dynsym_data, names, self._cls,
                                               self.anomalies)
+        self._versions(facts, names)
         return facts
+
+    def _versions(self, facts: ElfFacts, names: StringTable) -> None:
+        """Symbol versioning: .gnu.version_r and .gnu.version_d give each version index a
+        name (and, for a requirement, the library); .gnu.version gives each .dynsym entry
+        its index.  Every record is bounds-checked; a damaged table is an anomaly and the
+        references it would have versioned are reported unversioned."""
+        index: dict[int, tuple[str, str | None]] = {}  # version index -> (name, library)
+        budget = [MAX_VERSION_RECORDS]
+        data = self._version_data.get(SHT_GNU_VERNEED)
+        if data is not None:
+            count = self._version_at[SHT_GNU_VERNEED][2]
+            facts.version_needs = _version_needs(data, count, names, index, budget,
+                                                 self.anomalies)
+        data = self._version_data.get(SHT_GNU_VERDEF)
+        if data is not None:
+            count = self._version_at[SHT_GNU_VERDEF][2]
+            facts.version_defs = _version_defs(data, count, names, index, budget,
+                                               self.anomalies)
+        if self._dynsym_data is not None:
+            facts.undefined = _undefined_symbols(
+                self._dynsym_data, self._version_data.get(SHT_GNU_VERSYM), index, names,
+                self._cls, self.anomalies,
+            )  # fmt: skip
 
 
 def _defined_symbols(data: bytes, names: StringTable, cls: int,
@@ -487,3 +542,141 @@ def _defined_symbols(data: bytes, names: StringTable, cls: int,
             keep(rec[i_name])
     get = names.get
     return list(dict.fromkeys(n for n in map(get, offsets) if n is not None))
+
+
+def _version_needs(data: bytes, count: int, names: StringTable,
+                   index: dict[int, tuple[str, str | None]], budget: list[int],
+                   anomalies: Anomalies) -> list[VersionNeed]:
+    """The Elf_Verneed chain (16-byte records: vn_version, vn_cnt, vn_file, vn_aux,
+    vn_next), each with its Elf_Vernaux chain (16 bytes: vna_hash, vna_flags, vna_other,
+    vna_name, vna_next).  ``count`` is sh_info, the number of entries.  Offsets are
+    relative and unsigned, so the walk only goes forward; it stops at a zero next
+    offset, after ``count`` entries, or when ``budget`` records are spent."""
+    out: list[VersionNeed] = []
+    at = 0
+    for _ in range(count):
+        if budget[0] <= 0:
+            anomalies.add(f".gnu.version_r: more than {MAX_VERSION_RECORDS} records; the "
+                          "rest are not read")
+            break
+        budget[0] -= 1
+        if at + 16 > len(data):
+            anomalies.add(f".gnu.version_r: entry at 0x{at:x} lies outside its "
+                          f"{len(data)} bytes")
+            break
+        _ver, cnt, file_off, aux, nxt = struct.unpack_from("<HHIII", data, at)
+        library = names.get(file_off) or ""
+        versions: list[str] = []
+        a = at + aux
+        for _ in range(cnt):
+            if budget[0] <= 0:
+                break
+            budget[0] -= 1
+            if a + 16 > len(data):
+                anomalies.add(f".gnu.version_r: auxiliary entry at 0x{a:x} lies outside "
+                              f"its {len(data)} bytes")
+                break
+            _hash, _flags, other, name_off, anext = struct.unpack_from("<IHHII", data, a)
+            name = names.get(name_off)
+            if name is not None:
+                versions.append(name)
+                index.setdefault(other & 0x7FFF, (name, library))
+            if not anext:
+                break
+            a += anext
+        out.append(VersionNeed(library, tuple(versions)))
+        if not nxt:
+            break
+        at += nxt
+    return out
+
+
+def _version_defs(data: bytes, count: int, names: StringTable,
+                  index: dict[int, tuple[str, str | None]], budget: list[int],
+                  anomalies: Anomalies) -> list[str]:
+    """The Elf_Verdef chain (20-byte records: vd_version, vd_flags, vd_ndx, vd_cnt,
+    vd_hash, vd_aux, vd_next); a definition's name is its first Elf_Verdaux (8 bytes:
+    vda_name, vda_next), the others name its parents.  The base entry (VER_FLG_BASE)
+    repeats the SONAME and is left out."""
+    out: list[str] = []
+    at = 0
+    for _ in range(count):
+        if budget[0] <= 0:
+            anomalies.add(f".gnu.version_d: more than {MAX_VERSION_RECORDS} records; the "
+                          "rest are not read")
+            break
+        budget[0] -= 1
+        if at + 20 > len(data):
+            anomalies.add(f".gnu.version_d: entry at 0x{at:x} lies outside its "
+                          f"{len(data)} bytes")
+            break
+        _ver, flags, ndx, cnt, _hash, aux, nxt = struct.unpack_from("<HHHHIII", data, at)
+        if cnt:
+            if at + aux + 8 > len(data):
+                anomalies.add(f".gnu.version_d: auxiliary entry at 0x{at + aux:x} lies "
+                              f"outside its {len(data)} bytes")
+            else:
+                name = names.get(struct.unpack_from("<I", data, at + aux)[0])
+                if name is not None:
+                    index.setdefault(ndx & 0x7FFF, (name, None))
+                    if not flags & VER_FLG_BASE:
+                        out.append(name)
+        if not nxt:
+            break
+        at += nxt
+    return out
+
+
+def _undefined_symbols(data: bytes, versym: bytes | None,
+                       index: dict[int, tuple[str, str | None]], names: StringTable,
+                       cls: int, anomalies: Anomalies) -> list[UndefinedSymbol]:
+    """The undefined GLOBAL / WEAK dynamic symbols in table order, once per (name,
+    version), each with the version its .gnu.version entry names (index 0 and 1 are
+    local and unversioned; bit 15 marks a hidden version)."""
+    width = 24 if cls == 2 else 16
+    usable = len(data) - len(data) % width
+    fmt, at = ("<IBBHQQ", (0, 1, 3)) if cls == 2 else ("<IIIBBH", (0, 3, 5))
+    i_name, i_info, i_shndx = at
+    vers: array[int] = array("H")
+    if versym is not None:
+        vers.frombytes(versym[: len(versym) - len(versym) % 2])
+        if sys.byteorder != "little":  # pragma: no cover - the readers are little-endian
+            vers.byteswap()
+        if len(vers) < usable // width:
+            anomalies.add(f".gnu.version: {len(vers)} entries for {usable // width} "
+                          "dynamic symbols; the rest are read as unversioned")
+    nvers = len(vers)
+    picked: list[tuple[int, int, bool]] = []  # (name offset, version index, weak)
+    for i, rec in enumerate(struct.iter_unpack(fmt, data[:usable])):
+        if rec[i_shndx] or not rec[i_name]:
+            continue
+        bind = rec[i_info] >> 4
+        if bind not in (1, 2):  # GLOBAL, WEAK
+            continue
+        if len(picked) >= MAX_UNDEFINED:
+            anomalies.add(f".dynsym: more than {MAX_UNDEFINED} undefined symbols; the rest "
+                          "are not read")
+            break
+        picked.append((rec[i_name], vers[i] & 0x7FFF if i < nvers else 1, bind == 2))
+    out: list[UndefinedSymbol] = []
+    seen: set[tuple[str, int]] = set()
+    unknown: int | None = None
+    get = names.get
+    for name_off, ver, weak in picked:
+        name = get(name_off)
+        if name is None or (name, ver) in seen:
+            continue
+        seen.add((name, ver))
+        version = library = None
+        if ver > 1:
+            hit = index.get(ver)
+            if hit is None:
+                if unknown is None:
+                    unknown = ver
+            else:
+                version, library = hit
+        out.append(UndefinedSymbol(name, version, library, weak))
+    if unknown is not None:
+        anomalies.add(f".gnu.version: version index {unknown} names no version in "
+                      ".gnu.version_r or .gnu.version_d (read as unversioned)")
+    return out

@@ -599,6 +599,7 @@ def wheel_info(wf: WheelFile) -> tuple[WheelInfo | None, list[Problem]]:
         (n for n in wf.infos if n.count("/") == 1 and n.endswith(".dist-info/METADATA")), None
     )
     requires: tuple[str, ...] = ()
+    requires_python: str | None = None
     problems: list[Problem] = []
     if meta_name:
         try:
@@ -612,10 +613,13 @@ def wheel_info(wf: WheelFile) -> tuple[WheelInfo | None, list[Problem]]:
             msg = email.parser.BytesHeaderParser().parsebytes(raw)
             # Header values with bytes that are not ASCII come back as Header objects.
             requires = tuple(str(r) for r in msg.get_all("Requires-Dist") or ())
+            rp = msg.get("Requires-Python")
+            requires_python = str(rp)[:4096] if rp is not None else None
             if not vstr:
                 vstr = str(msg.get("Version", ""))
             if name == base:
                 name = str(msg.get("Name", base))
+    wheel_tags = _wheel_file_tags(wf, meta_name, problems)
     local = None
     if vstr:
         try:
@@ -623,9 +627,43 @@ def wheel_info(wf: WheelFile) -> tuple[WheelInfo | None, list[Problem]]:
         except InvalidVersion:
             local = None
     info = WheelInfo(
-        name=str(name), version=vstr, tags=tag_list, requires_dist=requires, local_version=local
+        name=str(name), version=vstr, tags=tag_list, requires_dist=requires, local_version=local,
+        wheel_file_tags=wheel_tags, requires_python=requires_python,
     )
     return info, problems
+
+
+# A WHEEL file is a few hundred bytes; one bigger than this is not read.
+MAX_WHEEL_FILE = 1 << 20
+MAX_WHEEL_TAGS = 10_000
+
+
+def _wheel_file_tags(wf: WheelFile, meta_name: str | None,
+                     problems: list[Problem]) -> tuple[str, ...] | None:
+    """The ``Tag:`` lines of ``<name>.dist-info/WHEEL`` (the dist-info of METADATA when
+    there is one), each cut to MAX_NAME characters; None when there is no readable WHEEL."""
+    from cuwheel.read.stream import MAX_NAME
+
+    if meta_name is not None:
+        name: str | None = meta_name.rsplit("/", 1)[0] + "/WHEEL"
+    else:
+        name = next((n for n in wf.infos
+                     if n.count("/") == 1 and n.endswith(".dist-info/WHEEL")), None)
+    if name is None or name not in wf.infos:
+        return None
+    try:
+        raw = wf.read_small(name, MAX_WHEEL_FILE)
+    except InputError as exc:
+        problems.append(Problem(exc.path, exc.problem))
+        return None
+    if raw is None:
+        return None
+    tags: list[str] = []
+    for line in raw.decode("utf-8", "replace").splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == "tag" and len(tags) < MAX_WHEEL_TAGS:
+            tags.append(value.strip()[:MAX_NAME])
+    return tuple(tags)
 
 
 def read_member(
