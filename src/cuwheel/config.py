@@ -296,14 +296,51 @@ def default_config() -> Config:
     return parse_config({}, "built-in defaults")
 
 
+CONFIG_NAMES = ("cuwheel.toml", "pyproject.toml")
+
+
+def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The nearest configuration at or above ``start`` (default: the current directory).
+
+    Like ruff and pytest: in each directory from ``start`` up to the root, a
+    ``cuwheel.toml`` counts, and so does a ``pyproject.toml`` holding ``[tool.cuwheel]``;
+    a ``pyproject.toml`` without the table is passed over, so a project's own config is
+    found from any of its subdirectories (docs/config.md)."""
+    here = Path(start if start is not None else Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        own = directory / "cuwheel.toml"
+        if own.is_file():
+            return own
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _has_table(pyproject):
+            return pyproject
+    return None
+
+
+def _has_table(pyproject: Path) -> bool:
+    # An unreadable or invalid pyproject.toml is reported when it is loaded, not skipped:
+    # passing over a broken file would silently apply someone else's rows.
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return True
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return True
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "cuwheel" in tool
+
+
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Read ``[tool.cuwheel]`` from ``path`` (a pyproject.toml or a file shaped like the
-    defaults).  Without a path: ``./pyproject.toml`` if it has the table, else defaults."""
+    defaults).  Without a path: the nearest configuration above the current directory
+    (:func:`find_config`), else the built-in defaults."""
     if path is None:
-        candidate = Path("pyproject.toml")
-        if not candidate.is_file():
+        found = find_config()
+        if found is None:
             return default_config()
-        path = candidate
+        path = found
         required = False
     else:
         required = True

@@ -66,6 +66,7 @@ class WheelReport:
     notes: tuple[str, ...] = field(default=())
     profile: str = "audit"
     claim: str | None = None  # the GPUs judged, described (None for the CPU row)
+    config: str | None = None  # the configuration file the policy and rows came from
 
     @property
     def failing(self) -> tuple[Finding, ...]:

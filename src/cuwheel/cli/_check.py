@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
 from typing import Any
 
 from cuwheel.checks import check_wheel
 from cuwheel.checks.claims import claim_from_archs
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.policy import parse_prefixes
-from cuwheel.cli._common import add_output, check_output_path, error, write_output
+from cuwheel.cli._common import CONFIG_HELP, add_output, check_output_path, error, write_output
 from cuwheel.config import load_config
 from cuwheel.errors import ConfigError, CuwheelError, InputError
 from cuwheel.render.check import FORMATS, render
@@ -37,7 +38,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--row", help="check against the row of this name")
     p.add_argument("--train", help="CUDA train: cu130, 13.0 or cpu (default: the wheel's +cuXYZ)")
     p.add_argument("--platform", help="row platform (default: from the wheel's platform tag)")
-    p.add_argument("--config", help="pyproject.toml or rows file (default: ./pyproject.toml)")
+    p.add_argument("--config", help=CONFIG_HELP)
     p.add_argument(
         "--select",
         action="append",
@@ -160,10 +161,13 @@ def _run(args: argparse.Namespace) -> int:
     wheels = _wheels(args.wheels)
     for w in wheels:
         try:
-            reports.append(check_wheel(
+            report = check_wheel(
                 w, config.rows, policy, train=args.train, platform=args.platform,
                 row=args.row, claim=claim, audit=audit, gpus=args.gpus, index=args.index,
-            ))  # fmt: skip
+            )  # fmt: skip
+            if config.source != "built-in defaults":
+                report = replace(report, config=config.source)
+            reports.append(report)
         except CuwheelError as exc:
             if len(wheels) == 1:
                 raise

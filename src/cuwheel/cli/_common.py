@@ -17,6 +17,11 @@ from typing import TextIO
 from cuwheel.errors import CuwheelError
 from cuwheel.render.escape import escape
 
+CONFIG_HELP = (
+    "pyproject.toml or rows file (default: the nearest cuwheel.toml, or pyproject.toml "
+    "with [tool.cuwheel], in this directory or above; docs/config.md)"
+)
+
 __all__ = ["add_output", "color_enabled", "colorize", "error", "warn", "write_output"]
 
 

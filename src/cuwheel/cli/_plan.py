@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from cuwheel.cli._common import warn
+from cuwheel.cli._common import CONFIG_HELP, warn
 from cuwheel.config import check_consumer_version, load_config
 from cuwheel.errors import ConfigError
 from cuwheel.plan import emit
@@ -49,7 +49,7 @@ def register(subparsers: Any) -> None:
         default=[],
         help="linux-x86_64, linux-aarch64, win-amd64... (repeatable with --format matrix)",
     )
-    p.add_argument("--config", help="pyproject.toml or rows file (default: ./pyproject.toml)")
+    p.add_argument("--config", help=CONFIG_HELP)
     p.add_argument("--torch-version", help="PyTorch version that reads TORCH_CUDA_ARCH_LIST")
     p.add_argument("--cmake-version", help="CMake version that reads CMAKE_CUDA_ARCHITECTURES")
     p.add_argument(

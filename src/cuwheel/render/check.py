@@ -68,6 +68,8 @@ def to_text(reports: Sequence[WheelReport]) -> str:
     for r in reports:
         lines.append(f"cuwheel check {r.wheel}")
         lines.append(f"  {_row_line(r)}")
+        if r.config is not None:
+            lines.append(f"  config: {r.config}")
         lines.append(f"  {_read_line(r)}")
         lines += [f"  note: {n}" for n in r.notes]
         groups: dict[str, list[Finding]] = {}
@@ -109,6 +111,7 @@ def to_json_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
             "row": r.row,
             "profile": r.profile,
             "claim": r.claim,
+            "config": r.config,
             "notes": list(r.notes),
             "train": r.train,
             "platform": r.platform,
