@@ -109,8 +109,9 @@ def _source_lines(s: Source, full: bool, device_only: bool = False) -> list[str]
     head = s.path
     if s.wheel:
         head += f"  ({s.wheel.name} {s.wheel.version})"
-    counts = (f"{s.files_seen} files read, {len(s.binaries)} binaries, "
-              f"{with_code} with device code")
+    n = len(s.binaries)
+    counts = (f"{s.files_seen} {'file' if s.files_seen == 1 else 'files'} read, "
+              f"{n} {'binary' if n == 1 else 'binaries'}, {with_code} with device code")
     lines = [f"{s.kind} {head}", f"  {counts}"] if s.kind != "file" else []
     if device_only:
         shown = [b for b in s.binaries if b.has_device_code]
@@ -138,9 +139,11 @@ def verdict_lines(inv: Inventory) -> list[str]:
     if not binaries:
         verdict = "no binaries found"
     elif not code:
-        verdict = f"{len(binaries)} binaries, none with device code"
+        word = "binary" if len(binaries) == 1 else "binaries"
+        verdict = f"{len(binaries)} {word}, none with device code"
     else:
-        verdict = (f"{len(code)} of {len(binaries)} binaries carry device code: "
+        carry = "carries" if len(code) == 1 else "carry"
+        verdict = (f"{len(code)} of {len(binaries)} binaries {carry} device code: "
                    f"SASS {' '.join(a.sass for a in sass) or 'none'}; "
                    f"PTX {' '.join(a.ptx for a in ptx) or 'none'}")
     if problems:
