@@ -218,12 +218,7 @@ def _read(
         elf = ElfReader(scan, 0, size, skip_code=skip_code, anomalies=notes, budget=budget)
         _run(scan, open_chunks, collector, lambda: elf.facts.sections)
         facts = elf.finish()
-        containers, problems = assign_containers(
-            collector.candidates, facts.sections, wrappers=facts.wrappers
-        )
-        _check_skips(collector.candidates, containers)
-        for p in problems:
-            notes.add(p)
+        containers = _place(collector, facts.sections, facts.wrappers, notes)
         return [
             Binary(
                 path=path,
@@ -248,12 +243,7 @@ def _read(
         pe = PeReader(scan, 0, size, skip_code=skip_code, anomalies=notes, budget=budget)
         _run(scan, open_chunks, collector, lambda: pe.facts.sections)
         pfacts = pe.finish()
-        containers, problems = assign_containers(
-            collector.candidates, pfacts.sections, wrappers=pfacts.wrappers
-        )
-        _check_skips(collector.candidates, containers)
-        for p in problems:
-            notes.add(p)
+        containers = _place(collector, pfacts.sections, pfacts.wrappers, notes)
         return [
             Binary(
                 path=path,
@@ -340,6 +330,20 @@ def _read(
             )
         ]
     raise InputError(path, f"unsupported file kind {kind!r}")
+
+
+def _place(
+    collector: ContainerCollector,
+    sections: list[Region],
+    wrappers: dict[int, int],
+    notes: Anomalies,
+) -> list[FatbinContainer]:
+    """The collected candidates placed in the file's sections; problems become anomalies."""
+    containers, problems = assign_containers(collector.candidates, sections, wrappers=wrappers)
+    _check_skips(collector.candidates, containers)
+    for p in problems:
+        notes.add(p)
+    return containers
 
 
 def _check_skips(candidates: dict[int, Candidate], kept: list[FatbinContainer]) -> None:
