@@ -33,7 +33,7 @@ def validator() -> jsonschema.protocols.Validator:
 def test_json_document_of_every_fixture_matches_the_schema(path: Path, validator) -> None:
     doc = inventory_to_dict(cuwheel.inspect(path), full=True)
     validator.validate(doc)
-    assert doc["schema_version"] == 1
+    assert (doc["schema"], doc["version"], doc["config"]) == ("cuwheel-inspect", 2, None)
 
 
 def test_schema_rejects_a_document_that_breaks_it(validator) -> None:

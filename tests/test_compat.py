@@ -657,7 +657,7 @@ def test_cli_json(run_cli) -> None:  # type: ignore[no-untyped-def]
     rc, out, _ = run_cli(fx("sm80.so"), fx("sm90a.so"), "--cc", "9.0", "--json", "-v")
     assert rc == 0
     data = json.loads(out)
-    assert data["schema"] == "cuwheel-compat/1" and data["runs"] is True
+    assert (data["schema"], data["version"]) == ("cuwheel-compat", 2) and data["runs"] is True
     (t,) = data["targets"]
     libs = {Path(lib["path"]).name: lib for s in t["sources"] for lib in s["libraries"]}
     assert libs["sm80.so"]["verdict"] == "PTX JIT"

@@ -213,6 +213,12 @@ def test_json_format(served: Served, tmp_path: Path) -> None:
     assert code == 0 and doc["changed"] is True and doc["prefix"] == str(tmp_path / "cuda")
     assert doc["env"]["CUDA_HOME"] == str(tmp_path / "cuda")
     assert doc["components"][0]["component"] == "cudart"
+    import jsonschema
+
+    from cuwheel.render.envelope import load_schema
+
+    assert (doc["schema"], doc["version"]) == ("cuwheel-toolkit", 1)
+    jsonschema.Draft202012Validator(load_schema("toolkit")).validate(doc)
 
 
 # ---------------------------------------------------------------------- refusals

@@ -61,6 +61,7 @@ _API = {
     "Finding": "cuwheel.checks",
     "Severity": "cuwheel.checks",
     "WheelReport": "cuwheel.checks",
+    "check_installed": "cuwheel.checks",
     "check_source": "cuwheel.checks",
     "check_wheel": "cuwheel.checks",
     # compat
@@ -109,6 +110,7 @@ __all__ = [
     "WheelInfo",
     "WheelReport",
     "__version__",
+    "check_installed",
     "check_source",
     "check_wheel",
     "evaluate",
@@ -143,6 +145,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors
         Finding,
         Severity,
         WheelReport,
+        check_installed,
         check_source,
         check_wheel,
     )

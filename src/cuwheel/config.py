@@ -40,6 +40,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = [
+    "BUILT_IN",
     "Config",
     "check_consumer_version",
     "default_config",
@@ -68,6 +69,9 @@ ROW_KEYS = (
 )  # fmt: skip
 
 
+BUILT_IN = "built-in defaults"
+
+
 @dataclass(frozen=True)
 class Config:
     """The release matrix and its settings, validated against the catalog."""
@@ -77,10 +81,15 @@ class Config:
     python: tuple[str, ...]
     torch_version: str
     cmake_version: str
-    source: str  # where it came from: a path or "built-in defaults"
+    source: str  # where it came from: a path or BUILT_IN
     warnings: tuple[str, ...] = ()
     # [tool.cuwheel.check]: what `cuwheel check` enforces; frozen, so one shared default is safe
     check: CheckPolicy = CheckPolicy()  # noqa: RUF009
+
+    @property
+    def path(self) -> str | None:
+        """The file the configuration came from; None for the built-in defaults."""
+        return None if self.source == BUILT_IN else self.source
 
     @property
     def project(self) -> Project:
@@ -293,7 +302,7 @@ def _trains_of(rows: list[Row]) -> list[str]:
 
 def default_config() -> Config:
     """The built-in release matrix (``data/default_rows.toml``)."""
-    return parse_config({}, "built-in defaults")
+    return parse_config({}, BUILT_IN)
 
 
 CONFIG_NAMES = ("cuwheel.toml", "pyproject.toml")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from cuwheel.checks.codes import CODES, FAMILIES, Code, Severity
 from cuwheel.checks.findings import Finding, Stats, WheelReport
 from cuwheel.checks.policy import CheckPolicy, Waiver
-from cuwheel.checks.runner import check_source, check_wheel, check_wheels
+from cuwheel.checks.runner import check_installed, check_source, check_wheel, check_wheels
 
 __all__ = [
     "CODES",
@@ -22,6 +22,7 @@ __all__ = [
     "Stats",
     "Waiver",
     "WheelReport",
+    "check_installed",
     "check_source",
     "check_wheel",
     "check_wheels",

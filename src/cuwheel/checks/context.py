@@ -224,11 +224,10 @@ class CheckContext:
     # -- binaries ------------------------------------------------------------------
     @functools.cached_property
     def libs(self) -> tuple[Lib, ...]:
-        prefix = self.source.path + "!"
         out = []
         for b in self.source.binaries:
             path = b.archive or b.path
-            member = path[len(prefix) :] if path.startswith(prefix) else path
+            member = self.source.member(path) or path
             out.append(Lib(b, member, _installed(member)))
         return tuple(out)
 

@@ -16,9 +16,8 @@ def check_inputs(ctx: CheckContext) -> list[Finding]:
             "IN001",
             f"no binary was read from {src.files_seen} files: nothing was verified",
         ))  # fmt: skip
-    prefix = src.path + "!"
     for p in src.problems:
-        path = p.path[len(prefix) :] if p.path.startswith(prefix) else None
+        path = src.member(p.path) if p.path != src.path else None
         out.append(ctx.finding("IN002", f"could not be read: {p.message}", path))
     for lib in ctx.libs:
         # The binary was read, but one of its structures was not: what it held is unknown.

@@ -172,6 +172,57 @@ def check_wheel(
         raise InputError(p, "not a regular file")
     if not p.endswith(".whl"):
         raise InputError(p, "not a wheel (a wheel file name ends in .whl)")
+    inventory = inspect(p)
+    source = inventory.sources[0]
+    if source.kind != "wheel" or source.wheel is None:
+        why = source.problems[0].message if source.problems else "not a wheel"
+        raise InputError(p, why)
+    return _check_read(source, rows, policy, train=train, platform=platform, row=row,
+                       environ=environ, claim=claim, audit=audit, gpus=gpus, index=index)
+
+
+def check_installed(
+    name: str,
+    rows: Sequence[Row],
+    policy: CheckPolicy | None = None,
+    *,
+    train: str | None = None,
+    platform: str | None = None,
+    row: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    claim: Claim | None = None,
+    audit: bool | None = None,
+    gpus: str | None = None,
+    index: str | None = None,
+) -> WheelReport:
+    """:func:`check_wheel` for the installed distribution ``name``, judged as the wheel it
+    was installed from (:func:`cuwheel.read.inspect.installed_source`: its files, METADATA
+    and WHEEL tags).  InputError when it is not installed."""
+    from cuwheel.read.inspect import installed_source
+
+    source = installed_source(name)
+    report = _check_read(source, rows, policy, train=train, platform=platform, row=row,
+                         environ=environ, claim=claim, audit=audit, gpus=gpus, index=index)
+    note = "an installed distribution, judged as the wheel its WHEEL file's tags name"
+    return replace(report, notes=(*report.notes, note))
+
+
+def _check_read(
+    source: Source,
+    rows: Sequence[Row],
+    policy: CheckPolicy | None,
+    *,
+    train: str | None,
+    platform: str | None,
+    row: str | None,
+    environ: Mapping[str, str] | None,
+    claim: Claim | None,
+    audit: bool | None,
+    gpus: str | None,
+    index: str | None,
+) -> WheelReport:
+    assert source.wheel is not None
+    p = source.path
     env = os.environ if environ is None else environ
     sel: Selection | None = None
     if audit is not True:
@@ -181,11 +232,6 @@ def check_wheel(
             asked = train or row or any(env.get(v) for v in (ENV_ROW, ENV_TRAIN))
             if audit is False or asked:
                 raise
-    inventory = inspect(p)
-    source = inventory.sources[0]
-    if source.kind != "wheel" or source.wheel is None:
-        why = source.problems[0].message if source.problems else "not a wheel"
-        raise InputError(p, why)
     extra: list[Finding] = []
     if index:
         requires = source.wheel.requires_dist

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from dataclasses import replace
 from typing import Any
 
-from cuwheel.checks import check_wheel
+from cuwheel.checks import check_installed, check_wheel
 from cuwheel.checks.claims import claim_from_archs
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.policy import parse_prefixes
@@ -32,8 +33,17 @@ def register(subparsers: Any) -> None:
         ),
     )
     p.add_argument(
-        "wheels", nargs="+", metavar="WHEEL",
+        "wheels", nargs="*", metavar="WHEEL",
         help="wheel files, or directories whose *.whl to check",
+    )  # fmt: skip
+    p.add_argument(
+        "--dist", action="append", default=[], metavar="NAME",
+        help="an installed distribution, judged as the wheel it was installed from "
+        "(repeatable; e.g. in cibuildwheel's test-command)",
+    )  # fmt: skip
+    p.add_argument(
+        "--env", action="store_true",
+        help="every installed distribution of this environment that holds a binary",
     )  # fmt: skip
     p.add_argument("--row", help="check against the row of this name")
     p.add_argument("--train", help="CUDA train: cu130, 13.0 or cpu (default: the wheel's +cuXYZ)")
@@ -125,6 +135,24 @@ def _wheels(targets: list[str]) -> list[str]:
     return out
 
 
+def _with_binaries() -> list[str]:
+    """The distributions of this environment with a file a binary could be (an ELF or PE
+    extension): checking the pure-Python ones would only say that nothing was read."""
+    import importlib.metadata
+
+    names: dict[str, str] = {}
+    for d in importlib.metadata.distributions():
+        name = d.metadata["Name"]
+        if not name or name.lower() in names:
+            continue
+        if any(_BINARY.search(str(f)) for f in d.files or ()):
+            names[name.lower()] = name
+    return sorted(names.values(), key=str.lower)
+
+
+_BINARY = re.compile(r"\.(so(\.[0-9.]+)?|pyd|dll|a|cubin|fatbin)$")
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output)
@@ -153,20 +181,23 @@ def _run(args: argparse.Namespace) -> int:
     # Without a project configuration the built-in rows are the seed project's own: a wheel
     # of anyone else is audited, unless a row of them is asked for by name.
     audit: bool | None = True if args.audit else None
-    if config.source == "built-in defaults" and not args.row:
+    if config.path is None and not args.row:
         audit = True
     claim = claim_from_archs(args.archs) if args.archs else None
     reports = []
     unusable: list[str] = []
-    wheels = _wheels(args.wheels)
-    for w in wheels:
+    if not (args.wheels or args.dist or args.env):
+        raise ConfigError("nothing to check: name wheels or directories, or --dist NAME / --env")
+    wheels: list[tuple[str, bool]] = [(w, False) for w in _wheels(args.wheels)]
+    wheels += [(d, True) for d in (*args.dist, *(_with_binaries() if args.env else ()))]
+    for w, installed in wheels:
         try:
-            report = check_wheel(
+            report = (check_installed if installed else check_wheel)(
                 w, config.rows, policy, train=args.train, platform=args.platform,
                 row=args.row, claim=claim, audit=audit, gpus=args.gpus, index=args.index,
             )  # fmt: skip
-            if config.source != "built-in defaults":
-                report = replace(report, config=config.source)
+            if config.path is not None:
+                report = replace(report, config=config.path)
             reports.append(report)
         except CuwheelError as exc:
             if len(wheels) == 1:

@@ -22,16 +22,22 @@ CONFIG_HELP = (
     "with [tool.cuwheel], in this directory or above; docs/config.md)"
 )
 
-__all__ = ["add_output", "color_enabled", "colorize", "error", "warn", "write_output"]
+__all__ = [
+    "add_output", "color_enabled", "colorize", "error", "info", "warn", "write_output",
+]  # fmt: skip
 
 
 def add_output(
-    p: argparse.ArgumentParser, formats: tuple[str, ...], default: str = "text"
+    p: argparse.ArgumentParser,
+    formats: tuple[str, ...],
+    default: str = "text",
+    help: str | None = None,
 ) -> None:
     """``--format/-f``, ``--json`` (= --format json), ``-o FILE``, ``-q``, ``--color``."""
+    detail = f"; {help}" if help else ""
     p.add_argument(
         "--format", "-f", choices=formats, default=default,
-        help=f"output format: {', '.join(formats)} (default: {default})",
+        help=f"output format: {', '.join(formats)} (default: {default}){detail}",
     )  # fmt: skip
     if "json" in formats:
         p.add_argument(
@@ -87,6 +93,11 @@ def _message(level: str, text: str) -> None:
 
 def error(text: str) -> None:
     _message("error", text)
+
+
+def info(text: str) -> None:
+    """What a command used (config, row) on stderr, where it does not mix with the result."""
+    _message("info", text)
 
 
 def warn(text: str) -> None:

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from cuwheel import compat
-from cuwheel.cli._common import error
+from cuwheel.cli._common import add_output, check_output_path, error, write_output
 from cuwheel.render.compat import matrix_json, matrix_svg, matrix_text, report_json, report_text
 from cuwheel.render.escape import dumps
 
@@ -70,7 +70,7 @@ def register(subparsers: Any) -> None:
         help="a support table: every GPU of the catalog (or those asked) x library",
     )
     p.add_argument("--svg", metavar="FILE", help="with --matrix: also write the table as SVG")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_output(p, ("text", "json", "svg"), help="svg: the --matrix table as an image")
     p.add_argument(
         "--strict",
         action="store_true",
@@ -119,8 +119,11 @@ def _run(args: argparse.Namespace) -> int:
         raise compat.CompatError(
             "nothing to inspect: name a wheel, directory or file, or use --dist NAME / --env"
         )
-    if args.svg and not args.matrix:
-        raise compat.CompatError("--svg draws the --matrix table; add --matrix")
+    if (args.svg or args.format == "svg") and not args.matrix:
+        raise compat.CompatError("svg draws the --matrix table; add --matrix")
+    for path in (args.output, args.svg):
+        if path:
+            check_output_path(path)
     targets = _targets(args)
     inventory = inspect(args.targets, dists=args.dist, env=args.env)
     for p in inventory.problems:
@@ -132,24 +135,26 @@ def _run(args: argparse.Namespace) -> int:
         raise compat.CompatError("no input could be read")
     if args.matrix:
         m = compat.matrix(inventory, targets, strict=args.strict)
+        title = "cuwheel compat: " + ", ".join(
+            s.path.rsplit("/", 1)[-1] for s in inventory.sources
+        )
         if args.svg:
-            title = "cuwheel compat: " + ", ".join(
-                s.path.rsplit("/", 1)[-1] for s in inventory.sources
-            )
             with open(args.svg, "w", encoding="utf-8") as f:
                 f.write(matrix_svg(m, title))
-        if args.json:
-            print(dumps(matrix_json(m), indent=2))
+        if args.format == "json":
+            write_output(args, dumps(matrix_json(m), indent=2) + "\n")
+        elif args.format == "svg":
+            write_output(args, matrix_svg(m, title))
         else:
-            print(matrix_text(m), end="")
+            write_output(args, matrix_text(m))
         if not all(m.row_runs(i) for i in range(len(m.targets))):
             return 1
         return 2 if inventory.problems or damaged else 0
     reports = [compat.evaluate(inventory, t, strict=args.strict) for t in targets]
-    if args.json:
-        print(dumps(report_json(reports, containers=args.verbose), indent=2))
+    if args.format == "json":
+        write_output(args, dumps(report_json(reports, containers=args.verbose), indent=2) + "\n")
     else:
-        print(report_text(reports, verbose=args.verbose), end="")
+        write_output(args, report_text(reports, verbose=args.verbose))
     # Does not run: 1, whatever else is unknown.  Runs as far as read, but something could
     # not be read: unknown, 2.
     if not all(r.runs for r in reports):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cuwheel.cli._common import add_output, check_output_path, write_output
 from cuwheel.knowledge.catalog import GpuMatch, find_gpus, releases_supporting, renames
-from cuwheel.render.escape import dumps
+from cuwheel.render.envelope import envelope
+from cuwheel.render.escape import dumps, escape_lines
 
 __all__ = ["register"]
 
@@ -22,7 +24,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     p.add_argument("query", nargs="*", help="words to search for")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_output(p, ("text", "json"))
     p.set_defaults(handler=_run)
 
 
@@ -63,24 +65,29 @@ def _as_json(match: GpuMatch) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_path(args.output)
     query = " ".join(args.query)
     matches = find_gpus(query)
-    if args.json:
-        print(dumps({"query": query, "gpus": [_as_json(m) for m in matches]}, indent=2))
+    if args.format == "json":
+        doc = {**envelope("gpus"), "query": query, "gpus": [_as_json(m) for m in matches]}
+        write_output(args, dumps(doc, indent=2) + "\n")
         return 0 if matches else 1
     if not matches:
-        print(f"no GPU matches {query!r}")
+        write_output(args, f"no GPU matches {query!r}\n")
         return 1
+    lines: list[str] = []
     for m in matches:
         g = m.gpu
         chips = f" ({', '.join(g.chips)})" if g.chips else ""
         nvcc = _nvcc_range(m)
         built = f"  nvcc: CUDA {nvcc}" if nvcc else "  nvcc: no release in the catalog"
-        print(f"{g.arch.sass:<7} CC {g.cc:<5} {g.family}{chips}{built}")
+        lines.append(f"{g.arch.sass:<7} CC {g.cc:<5} {g.family}{chips}{built}")
         for p in m.products:
             aka = f" (also: {', '.join(p.aliases)})" if p.aliases else ""
             note = f" - {p.note}" if p.note else ""
-            print(f"    {p.name} [{p.segment}]{aka}{note}")
+            lines.append(f"    {p.name} [{p.segment}]{aka}{note}")
         if g.note:
-            print(f"    note: {g.note}")
+            lines.append(f"    note: {g.note}")
+    write_output(args, escape_lines(lines))
     return 0

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from cuwheel.cli._common import CONFIG_HELP, warn
+from cuwheel.cli._common import CONFIG_HELP, add_output, check_output_path, info, warn, write_output
 from cuwheel.config import check_consumer_version, load_config
 from cuwheel.errors import ConfigError
 from cuwheel.plan import emit
@@ -30,13 +30,12 @@ def register(subparsers: Any) -> None:
         ),
     )
     p.add_argument("wheel", nargs="?", help="a wheel file name whose row to print")
-    p.add_argument(
-        "--format",
-        "-f",
-        choices=FORMATS,
-        default="env",
-        help="output format (default: env: KEY=VALUE for $GITHUB_ENV; sh: quoted exports)",
-    )
+    add_output(
+        p, FORMATS, default="env",
+        help="env: KEY=VALUE lines for $GITHUB_ENV; sh: quoted exports; torch: "
+        "TORCH_CUDA_ARCH_LIST; cmake: CMAKE_CUDA_ARCHITECTURES; nvcc: -gencode flags; json: "
+        "the plan (data/plan.schema.json); matrix: a GitHub Actions matrix of every row",
+    )  # fmt: skip
     p.add_argument(
         "--train",
         action="append",
@@ -55,7 +54,18 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--python", action="append", default=[], help="Python version for --format matrix"
     )
+    p.epilog = EXAMPLES
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.set_defaults(handler=_run)
+
+
+EXAMPLES = """\
+examples:
+  cuwheel plan --train cu130 --platform linux-x86_64 >> "$GITHUB_ENV"
+  cuwheel plan -f torch --train cu130          8.0;8.6;...;12.0+PTX
+  cuwheel plan -f matrix --python 3.12 -o matrix.json
+  cuwheel plan dist/x-1.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl -f cmake
+"""
 
 
 def _warn(lines: list[str] | tuple[str, ...]) -> None:
@@ -70,6 +80,8 @@ def _single(values: list[str], flag: str) -> str | None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_path(args.output)
     config = load_config(args.config)
     flag_problems = [
         p
@@ -90,7 +102,9 @@ def _run(args: argparse.Namespace) -> int:
         result = emit.matrix(
             config.project, trains=args.train, platforms=args.platform, python=args.python
         )
-        print(dumps(result, separators=(",", ":")))
+        if not args.quiet:
+            info(f"rows from {config.source}")
+        write_output(args, dumps(result, separators=(",", ":")) + "\n")
         return 0
     plan = select_plan(
         config.rows,
@@ -99,16 +113,20 @@ def _run(args: argparse.Namespace) -> int:
         wheel=args.wheel,
     )
     _warn(plan.warnings)
+    if not args.quiet:  # on stderr: stdout is the value a build reads
+        info(f"row {plan.row.name} ({plan.train.name}, {plan.platform}) from {config.source}")
     if args.format == "torch":
-        print(emit.torch_arch_list(plan, torch_version))
+        text = emit.torch_arch_list(plan, torch_version)
     elif args.format == "cmake":
-        print(emit.cmake_architectures(plan, cmake_version))
+        text = emit.cmake_architectures(plan, cmake_version)
     elif args.format == "nvcc":
-        print(" ".join(emit.nvcc_flags(plan)))
+        text = " ".join(emit.nvcc_flags(plan))
     elif args.format == "json":
-        print(dumps(emit.plan_json(plan, torch_version, cmake_version), indent=2))
+        doc = emit.plan_json(plan, torch_version, cmake_version, config=config.path)
+        text = dumps(doc, indent=2)
     else:
         lines, problems = emit.env_lines(plan, torch_version, cmake_version)
         _warn([f"{p} (left out)" for p in problems])
-        print("\n".join(emit.sh_lines(lines) if args.format == "sh" else lines))
+        text = "\n".join(emit.sh_lines(lines) if args.format == "sh" else lines)
+    write_output(args, text + "\n")
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 from pathlib import Path
@@ -11,6 +10,8 @@ from typing import Any
 
 from cuwheel.errors import ToolkitError
 from cuwheel.plan.emit import sh_lines
+from cuwheel.render.envelope import envelope
+from cuwheel.render.escape import dumps
 
 __all__ = ["register"]
 
@@ -161,12 +162,13 @@ def _run(args: argparse.Namespace) -> int:
     lines = env_lines(result.prefix, lock.os)
     if args.format == "json":
         doc = {
+            **envelope("toolkit"),
             **lock.to_json(),
             "prefix": str(result.prefix),
             "changed": result.changed,
             "env": dict(line.split("=", 1) for line in lines),
         }
-        print(json.dumps(doc, indent=2))
+        print(dumps(doc, indent=2))
     else:
         print("\n".join(sh_lines(lines) if args.format == "sh" else lines))
     return 0

@@ -26,10 +26,8 @@ __all__ = [
     "UndefinedSymbol",
     "VersionNeed",
     "WheelInfo",
+    "member_of",
 ]
-
-SCHEMA_VERSION = 1
-
 
 class CodeKind(str, Enum):
     """What a fatbin entry holds (entry header field ``kind``)."""
@@ -272,6 +270,22 @@ class Source:
     files_seen: int = 0  # files examined (binaries or not)
     binaries: tuple[Binary, ...] = ()
     problems: tuple[Problem, ...] = ()
+
+    def member(self, path: str) -> str | None:
+        """``path`` relative to this source (see :func:`member_of`)."""
+        return member_of(self.path, path)
+
+
+def member_of(source: str, path: str) -> str | None:
+    """A display path relative to its source: ``x.whl!lib/a.so`` -> ``lib/a.so``, the same
+    below a directory, a single file its own name; None when it is not inside ``source``.
+    Every report names members this way (check, compat, scan)."""
+    for sep in ("!", "/", "\\"):
+        if path.startswith(source + sep) and len(path) > len(source) + 1:
+            return path[len(source) + 1 :]
+    if path == source:
+        return path.replace("\\", "/").rsplit("/", 1)[-1]
+    return None
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ from cuwheel.plan.rows import Plan, Project, parse_train, plan_for
 from cuwheel.render.escape import escape
 
 __all__ = [
-    "JSON_SCHEMA_VERSION",
     "Emitted",
     "Unexpressible",
     "cmake_architectures",
@@ -40,8 +39,6 @@ __all__ = [
     "plan_json",
     "torch_arch_list",
 ]
-
-JSON_SCHEMA_VERSION = 1
 
 
 def _v(text: str) -> tuple[int, int]:
@@ -173,17 +170,22 @@ def sh_lines(lines: list[str]) -> list[str]:
     return out
 
 
-def plan_json(plan: Plan, torch_version: str, cmake_version: str) -> dict[str, Any]:
-    """A JSON-ready description of the plan and every consumer's value."""
+def plan_json(
+    plan: Plan, torch_version: str, cmake_version: str, *, config: str | None = None
+) -> dict[str, Any]:
+    """The ``cuwheel-plan`` document (data/plan.schema.json): the common envelope naming
+    ``config`` and the row, then the plan and every consumer's value."""
+    from cuwheel.render.envelope import envelope
+
     e = emit_all(plan, torch_version, cmake_version)
     release = plan.train.release
     row = plan.row
     return {
-        "schema_version": JSON_SCHEMA_VERSION,
+        **envelope("plan", config=config, row=row.name),
         "train": plan.train.name,
         "cuda": release.name if release else None,
         "platform": plan.platform,
-        "row": {
+        "row_definition": {
             "name": row.name,
             "platform": row.platform,
             "cuda": list(row.cuda) if row.cuda else "cpu",

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cuwheel.errors import InputError
-from cuwheel.model.inventory import Binary, Inventory, Problem, Source
+from cuwheel.model.inventory import Binary, Inventory, Problem, Source, WheelInfo
 from cuwheel.read.sources import (
     DEFAULT_LIMITS,
     Limits,
@@ -620,6 +620,66 @@ def _inspect_dist(name: str, payload: str) -> Source:
             paths.append(p)
     label = f"{dist.metadata['Name']} {dist.version}"
     return _inspect_files("distribution", label, sorted(paths), payload)
+
+
+def installed_source(name: str, payload: str = "sample") -> Source:
+    """An installed distribution read as the wheel it was installed from: its files under
+    the site-packages directory, named ``<wheel file name>!<path>`` as a wheel's members
+    are, and a WheelInfo from its METADATA and WHEEL (the file name is made up from the
+    WHEEL file's ``Tag:`` lines).  InputError when it is not installed."""
+    import importlib.metadata
+
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        raise InputError(name, "no such distribution is installed") from None
+    meta = dist.metadata
+    dist_name, version = str(meta["Name"] or name), str(meta["Version"] or "0")
+    wheel_file = dist.read_text("WHEEL")
+    tags = tuple(
+        v.strip() for k, _, v in (line.partition(":") for line in (wheel_file or "").splitlines())
+        if k.strip().lower() == "tag"
+    )[:10_000]  # fmt: skip
+    parts: list[list[str]] = [[], [], []]  # the compressed tag set of a wheel file name
+    for tag in tags or ("py3-none-any",):
+        for i, piece in enumerate(tag.split("-", 2)):
+            if piece not in parts[i]:
+                parts[i].append(piece)
+    filename = "-".join(
+        [dist_name.replace("-", "_"), version, *(".".join(p) for p in parts)]
+    ) + ".whl"
+    base = os.path.realpath(str(dist.locate_file("")))
+    files = []
+    for f in dist.files or []:
+        p = os.path.realpath(str(f.locate()))
+        if p.startswith(base + os.sep) and os.path.isfile(p) and not os.path.islink(p):
+            files.append(p)
+    src = _inspect_files("distribution", filename, sorted(files), payload)
+
+    def member(path: str | None) -> str | None:
+        if path is None or not path.startswith(base + os.sep):
+            return path
+        return filename + "!" + path[len(base) + 1 :].replace(os.sep, "/")
+
+    binaries = tuple(
+        dataclasses.replace(b, path=member(b.path) or b.path, archive=member(b.archive))
+        for b in src.binaries
+    )
+    problems = tuple(dataclasses.replace(p, path=member(p.path) or p.path) for p in src.problems)
+    try:
+        local = Version(version).local
+    except InvalidVersion:
+        local = None
+    info = WheelInfo(
+        name=dist_name, version=version,
+        tags=tuple(sorted({f"{a}-{b}-{c}" for a in parts[0] for b in parts[1] for c in parts[2]})),
+        requires_dist=tuple(meta.get_all("Requires-Dist") or ()), local_version=local,
+        wheel_file_tags=tags if wheel_file is not None else None,
+        requires_python=meta["Requires-Python"],
+    )  # fmt: skip
+    return dataclasses.replace(src, wheel=info, binaries=binaries, problems=problems)
 
 
 def _inspect_wheel(path: str, limits: Limits, payload: str) -> Source:

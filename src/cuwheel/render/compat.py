@@ -1,4 +1,5 @@
-"""Renderers for compat results: text, JSON (schema ``cuwheel-compat/1``) and an SVG matrix."""
+"""Renderers for compat results: text, JSON (the ``cuwheel-compat`` and
+``cuwheel-compat-matrix`` documents of render/envelope.py) and an SVG matrix."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from cuwheel.compat import (
     TargetReport,
     Verdict,
 )
+from cuwheel.model.inventory import member_of
+from cuwheel.render.envelope import envelope
 from cuwheel.render.escape import escape_lines, xml_text
 
 __all__ = [
     "COLORS",
-    "SCHEMA",
     "matrix_json",
     "matrix_svg",
     "matrix_text",
@@ -27,7 +29,6 @@ __all__ = [
     "short_path",
 ]
 
-SCHEMA = "cuwheel-compat/1"
 
 COLORS = {
     Verdict.HOST: "#e0e0e0",
@@ -77,9 +78,9 @@ def _container_json(c: ContainerVerdict) -> dict[str, Any]:
     }
 
 
-def _library_json(lv: LibraryVerdict, containers: bool) -> dict[str, Any]:
+def _library_json(lv: LibraryVerdict, source: str, containers: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "path": lv.path,
+        "path": member_of(source, lv.path) or lv.path,
         "verdict": lv.verdict.value,
         "runs": lv.verdict.runs,
         "reason": lv.reason,
@@ -100,8 +101,10 @@ def _library_json(lv: LibraryVerdict, containers: bool) -> dict[str, Any]:
 
 
 def report_json(reports: Sequence[TargetReport], *, containers: bool = False) -> dict[str, Any]:
+    """The ``cuwheel-compat`` document (data/compat.schema.json); library paths are
+    relative to their source."""
     return {
-        "schema": SCHEMA,
+        **envelope("compat"),
         "runs": (
             False if not all(r.runs for r in reports)
             else True if all(r.known for r in reports) else None
@@ -119,7 +122,7 @@ def report_json(reports: Sequence[TargetReport], *, containers: bool = False) ->
                         "path": s.path,
                         "kind": s.kind,
                         "verdict": s.verdict.value if s.verdict else None,
-                        "libraries": [_library_json(lv, containers) for lv in s.libraries],
+                        "libraries": [_library_json(lv, s.path, containers) for lv in s.libraries],
                     }
                     for s in r.sources
                 ],
@@ -161,7 +164,7 @@ def report_text(reports: Sequence[TargetReport], *, verbose: bool = False) -> st
                 continue
             lines.append(f"  {s.path}: {s.verdict.value if s.verdict else '-'}")
             for lv in s.libraries:
-                inner = lv.path.rsplit("!", 1)[-1] if "!" in lv.path else short_path(lv.path)
+                inner = member_of(s.path, lv.path) or short_path(lv.path)
                 lines.append(f"    {inner}: {lv.verdict.value}")
                 lines.append(f"        {lv.reason}")
                 ct = _counts_text(lv)
@@ -224,8 +227,9 @@ def matrix_text(m: Matrix) -> str:
 
 
 def matrix_json(m: Matrix) -> dict[str, Any]:
+    """The ``cuwheel-compat-matrix`` document (data/compat-matrix.schema.json)."""
     return {
-        "schema": SCHEMA,
+        **envelope("compat-matrix"),
         "columns": list(m.columns),
         "rows": [
             {

@@ -19,7 +19,9 @@ from typing import Any
 
 from cuwheel import __version__
 
-__all__ = ["COMMANDS", "SCHEMAS", "envelope", "load_schema"]
+__all__ = ["COMMANDS", "ENVELOPE_KEYS", "SCHEMAS", "envelope", "load_schema"]
+
+ENVELOPE_KEYS = ("schema", "version", "tool", "config", "row")
 
 # Document version per command.  2: the common envelope replaced inspect's and plan's
 # ``schema_version`` and compat's ``"cuwheel-compat/1"``, and was added to check.
@@ -28,6 +30,7 @@ COMMANDS: dict[str, int] = {
     "plan": 2,
     "check": 2,
     "compat": 2,
+    "compat-matrix": 2,
     "gpus": 1,
     "scan-summary": 1,
     "toolkit": 1,
@@ -57,7 +60,7 @@ SCHEMAS = (*COMMANDS, "matrix")
 def _schema_text(command: str) -> str:
     if command not in SCHEMAS:
         raise KeyError(command)
-    path = resources.files("cuwheel").joinpath("data", f"{command}.schema.json")
+    path = resources.files("cuwheel").joinpath("data").joinpath(f"{command}.schema.json")
     return path.read_text("utf-8")
 
 

@@ -1,14 +1,11 @@
-"""The ``cuwheel inspect --json`` document (versioned; schema in data/inspect.schema.json)."""
+"""The ``cuwheel inspect --format json`` document: the common envelope (render/envelope.py)
+and the sources read; schema in data/inspect.schema.json."""
 
 from __future__ import annotations
 
-import json
-from importlib import resources
 from typing import Any
 
-from cuwheel import __version__
 from cuwheel.model.inventory import (
-    SCHEMA_VERSION,
     Binary,
     CodeKind,
     FatbinContainer,
@@ -17,16 +14,15 @@ from cuwheel.model.inventory import (
     Source,
     Toolkit,
 )
+from cuwheel.render.envelope import envelope
+from cuwheel.render.envelope import load_schema as load
 from cuwheel.render.escape import dumps
 
 __all__ = ["inventory_to_dict", "load_schema", "render_json"]
 
 
 def load_schema() -> dict[str, Any]:
-    data = resources.files("cuwheel").joinpath("data")
-    text = data.joinpath("inspect.schema.json").read_text("utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    return load("inspect")
 
 
 def _toolkit(t: Toolkit | None) -> dict[str, Any] | None:
@@ -153,8 +149,7 @@ def _source(s: Source, full: bool) -> dict[str, Any]:
 def inventory_to_dict(inv: Inventory, *, full: bool = False) -> dict[str, Any]:
     """The JSON document; ``full`` adds each binary's exported symbols."""
     return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "cuwheel", "version": __version__},
+        **envelope("inspect"),
         "sources": [_source(s, full) for s in inv.sources],
     }
 

@@ -18,10 +18,11 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any
 
+from cuwheel.render.envelope import ENVELOPE_KEYS, envelope
+
 __all__ = ["FORMATS", "read_records", "render", "summarize"]
 
 FORMATS = ("text", "json", "html")
-SUMMARY_VERSION = 1
 _STATES = ("sass", "ptx", "partial", "none", "platform")
 
 
@@ -181,7 +182,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "gpus": states,
         })
     return {
-        "summary_version": SUMMARY_VERSION,
+        **envelope("scan-summary"),
         "wheels": len(wheels),
         "with_device_code": sum(1 for w in wheels if w["gpus"] is not None),
         "passed": sum(1 for w in wheels if w["passed"] is True),
@@ -207,7 +208,12 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def render(summary: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(summary, indent=1, sort_keys=True) + "\n"
+        # The envelope first (render/envelope.py), then every key sorted: stable output.
+        head = {k: summary[k] for k in ENVELOPE_KEYS}
+        rest = json.loads(json.dumps(
+            {k: v for k, v in summary.items() if k not in head}, sort_keys=True
+        ))  # fmt: skip
+        return json.dumps({**head, **rest}, indent=1) + "\n"
     if fmt == "html":
         return _html(summary)
     if fmt == "text":

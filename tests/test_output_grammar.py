@@ -1,0 +1,271 @@
+"""One output grammar across commands: every command with every format, JSON documents in
+the common envelope and valid against the shipped schema, ``-o FILE`` and ``-q`` the same
+everywhere, the config and row each command used named, ``check --dist``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import cuwheel.cli
+from cuwheel.render.envelope import COMMANDS, ENVELOPE_KEYS, SCHEMAS, load_schema
+from wheelfactory import make_wheel
+
+BIN = Path(__file__).parent / "data" / "bin"
+TAG = "cp312-cp312-manylinux_2_28_x86_64"
+
+
+@pytest.fixture()
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path):  # type: ignore[no-untyped-def]
+    """``cuwheel`` through its real main(), from an empty directory (no config above it
+    but the ones a test writes) and without the release variables of a CI job."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for var in ("CUWHEEL_TRAIN", "CUWHEEL_ROW", "CUWHEEL_PLATFORM", "CU_VERSION",
+                "DESIRED_CUDA", "NO_COLOR", "CUWHEEL_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = cuwheel.cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture()
+def wheel(tmp_path: Path) -> str:
+    lib = (BIN / "sm80.so").read_bytes()
+    return make_wheel(tmp_path, {"pkg/libk.so": lib, "pkg/__init__.py": b""},
+                      name="demo", version="1.0+cu130", tag=TAG,
+                      requires=("nvidia-cuda-runtime==13.*",))
+
+
+def _cases(wheel: str, tmp: Path) -> list[tuple[tuple[str, ...], str]]:
+    """(argv, format) for every command and every format it has."""
+    plan = ("plan", "--train", "cu130", "--platform", "linux-x86_64")
+    so = str(BIN / "sm80.so")
+    records = tmp / "scan.jsonl"
+    out: list[tuple[tuple[str, ...], str]] = []
+    out += [(("inspect", wheel, "-f", f), f) for f in ("text", "json")]
+    out += [((*plan, "-f", f), f) for f in ("env", "sh", "torch", "cmake", "nvcc", "json")]
+    out += [(("plan", "-f", "matrix", "--python", "3.12"), "matrix")]
+    out += [(("check", wheel, "-f", f), f) for f in ("text", "json", "junit", "github")]
+    out += [(("compat", so, "--cc", "9.0", "-f", f), f) for f in ("text", "json")]
+    out += [(("compat", so, "--cc", "9.0", "--matrix", "-f", f), f)
+            for f in ("text", "json", "svg")]
+    out += [(("gpus", "A100", "-f", f), f) for f in ("text", "json")]
+    out += [(("scan", wheel, "-o", str(records), "--no-cache", "--summary", f), f)
+            for f in ("text", "json", "html")]
+    return out
+
+
+def _validate(doc: dict[str, object]) -> None:
+    schema = str(doc.get("schema", ""))
+    assert schema.startswith("cuwheel-"), doc.keys()
+    name = schema[len("cuwheel-"):]
+    assert name in COMMANDS
+    assert tuple(doc)[: len(ENVELOPE_KEYS)] == ENVELOPE_KEYS
+    assert doc["version"] == COMMANDS[name]
+    assert doc["tool"] == {"name": "cuwheel", "version": cuwheel.__version__}
+    jsonschema.Draft202012Validator(load_schema(name)).validate(doc)
+
+
+def test_every_command_and_format(cli, wheel: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    seen: set[str] = set()
+    for argv, fmt in _cases(wheel, tmp_path):
+        code, out, err = cli(*argv)
+        assert code in (0, 1), (argv, err)
+        assert "Traceback" not in err
+        assert out, argv
+        if fmt == "json":
+            doc = json.loads(out)
+            _validate(doc)
+            seen.add(doc["schema"])
+        elif fmt == "matrix":
+            doc = json.loads(out)
+            assert list(doc) == ["include"]  # fromJSON: any other key is a dimension
+            jsonschema.Draft202012Validator(load_schema("matrix")).validate(doc)
+        elif fmt == "svg":
+            assert out.startswith("<svg ")
+        elif fmt == "junit":
+            assert out.startswith("<?xml")
+        elif fmt == "html":
+            assert "<html" in out.lower()
+    # Every document in the envelope was produced and validated, but toolkit's (its
+    # test serves a redist; tests/test_toolkit_redist.py) and those of helpers' commands.
+    expected = {f"cuwheel-{c}" for c in ("inspect", "plan", "check", "compat",
+                                          "compat-matrix", "gpus", "scan-summary")}
+    assert expected <= seen
+
+
+def test_schemas_ship_and_share_the_envelope() -> None:
+    first = None
+    for name in SCHEMAS:
+        schema = load_schema(name)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        if name == "matrix":
+            assert "schema" not in schema["properties"]
+            continue
+        props = schema["properties"]
+        assert tuple(props)[:5] == ENVELOPE_KEYS
+        assert props["schema"] == {"const": f"cuwheel-{name}", "description": props["schema"]
+                                   ["description"]}
+        assert props["version"]["const"] == COMMANDS[name]
+        assert schema["additionalProperties"] is False
+        assert set(ENVELOPE_KEYS) <= set(schema["required"])
+        shared = {k: props[k] for k in ("tool", "config", "row")}
+        first = first or shared
+        assert shared == first, name
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_output_file_and_quiet_the_same_everywhere(cli, wheel: str, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                   fmt: str) -> None:
+    so = str(BIN / "sm80.so")
+    for argv in (("inspect", so), ("check", wheel), ("compat", so, "--cc", "8.0"),
+                 ("gpus", "H100"), ("plan", "--train", "cu130", "--platform", "linux-x86_64")):
+        f = fmt if argv[0] != "plan" or fmt == "json" else "env"
+        code, out, _ = cli(*argv, "-f", f)
+        target = tmp_path / f"{argv[0]}.{f}"
+        code_o, out_o, _ = cli(*argv, "-f", f, "-o", str(target))
+        assert (code_o, out_o) == (code, ""), argv
+        written = target.read_text("utf-8")
+        if f == "json":  # the same document (inspect's read times may not be part of it)
+            assert json.loads(written) == json.loads(out), argv
+        else:
+            assert written == out, argv
+        code_q, out_q, _ = cli(*argv, "-f", f, "-q")
+        assert (code_q, out_q) == (code, ""), argv
+
+
+@pytest.mark.parametrize("command", [("plan", "--train", "cpu"), ("gpus", "A100"),
+                                     ("compat", str(BIN / "sm80.so"), "--cc", "8.0")])
+def test_bad_output_path_is_a_usage_error(cli, tmp_path: Path, command: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    for bad in (str(tmp_path), str(tmp_path / "missing" / "x.json")):
+        code, out, err = cli(*command, "-o", bad)
+        assert code == 2 and out == "" and err.startswith("cuwheel: error: -o "), err
+        assert "Traceback" not in err
+
+
+def test_plan_names_the_config_and_row_it_used(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    argv = ("plan", "--train", "cu130", "--platform", "linux-x86_64")
+    code, out, err = cli(*argv, "-f", "json")
+    doc = json.loads(out)
+    assert doc["config"] is None and doc["row"] == doc["row_definition"]["name"]
+    assert "from built-in defaults" in err and doc["row"] in err
+    # A project's config above the working directory: found, and named.
+    project = Path.cwd().parent / "cuwheel.toml"
+    project.write_text(
+        'trains = ["cu130"]\n[[rows]]\nname = "ours"\nplatform = "linux-x86_64"\n'
+        'cuda = "13.0"\nsass = ["sm_90"]\nptx = "none"\n', "utf-8")
+    sub = Path.cwd() / "sub"
+    sub.mkdir()
+    os.chdir(sub)
+    code, out, err = cli(*argv, "-f", "json")
+    doc = json.loads(out)
+    assert code == 0 and (doc["config"], doc["row"], doc["sass"]) == (
+        str(project), "ours", ["sm_90"])
+    code, out, err = cli(*argv, "-f", "torch")
+    assert out == "9.0\n" and f"row ours (cu130, linux-x86_64) from {project}" in err
+    code, out, err = cli(*argv, "-f", "torch", "-q")
+    assert (code, out, err) == (0, "", "")
+
+
+def test_compat_names_libraries_relative_to_their_wheel(cli, wheel: str) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = cli("compat", wheel, "--cc", "8.0", "-f", "json")
+    assert code == 0
+    doc = json.loads(out)
+    src = doc["targets"][0]["sources"][0]
+    assert src["path"] == wheel and [lib["path"] for lib in src["libraries"]] == ["pkg/libk.so"]
+    _, out, _ = cli("compat", wheel, "--cc", "8.0")
+    assert "    pkg/libk.so: native SASS" in out
+
+
+def _install(site: Path, name: str, version: str, tag: str, files: dict[str, bytes],
+             requires: tuple[str, ...] = ()) -> None:
+    """Lay out what an installer leaves in site-packages (PEP 376/627 dist-info)."""
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    meta = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    meta += [f"Requires-Dist: {r}" for r in requires]
+    (info / "METADATA").write_text("\n".join(meta) + "\n", "utf-8")
+    (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\n")
+    record = []
+    for rel, data in files.items():
+        p = site / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+        record.append(f"{rel},,")
+    record += [f"{info.name}/{n},," for n in ("METADATA", "WHEEL", "RECORD")]
+    (info / "RECORD").write_text("\n".join(record) + "\n", "utf-8")
+
+
+def test_check_dist_judges_an_installed_distribution_as_its_wheel(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = (BIN / "sm80.so").read_bytes()
+    site = tmp_path / "site"
+    files = {"pkg/libk.so": lib, "pkg/__init__.py": b""}
+    _install(site, "cwinstalled", "2.0+cu130", TAG, files, ("nvidia-cuda-runtime==13.*",))
+    monkeypatch.syspath_prepend(str(site))
+    whl = make_wheel(tmp_path, files, name="cwinstalled", version="2.0+cu130", tag=TAG,
+                     requires=("nvidia-cuda-runtime==13.*",))
+    code_w, out_w, _ = cli("check", whl, "-f", "json")
+    code_d, out_d, err = cli("check", "--dist", "cwinstalled", "-f", "json")
+    assert code_d == code_w, err
+    as_wheel, as_dist = json.loads(out_w)["wheels"][0], json.loads(out_d)["wheels"][0]
+    assert as_dist["wheel"] == os.path.basename(whl)
+    assert as_dist["libraries"] == as_wheel["libraries"] == ["pkg/libk.so"]
+    assert [(f["code"], f["library"]) for f in as_dist["findings"]] == [
+        (f["code"], f["library"]) for f in as_wheel["findings"]]
+    code, out, err = cli("check", "--dist", "no-such-dist-here")
+    assert code == 2 and out == "" and "no-such-dist-here: no such distribution is installed" in err
+    code, _, err = cli("check")
+    assert code == 2 and "nothing to check" in err
+
+
+def test_check_env_checks_installed_distributions_with_binaries(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    _install(site, "cwbinary", "1.0", TAG, {"cwb/libk.so": (BIN / "sm80.so").read_bytes()})
+    _install(site, "cwpure", "1.0", "py3-none-any", {"cwpure/__init__.py": b""})
+    monkeypatch.syspath_prepend(str(site))
+    code, out, _ = cli("check", "--env", "-f", "json")
+    assert code in (0, 1)
+    names = [w["wheel"] for w in json.loads(out)["wheels"]]
+    assert f"cwbinary-1.0-{TAG}.whl" in names
+    assert not any(n.startswith("cwpure-") for n in names)
+
+
+def test_scan_summary_document(cli, wheel: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    records = tmp_path / "r.jsonl"
+    code, out, _ = cli("scan", wheel, "-o", str(records), "--no-cache", "--summary", "json")
+    assert code == 0
+    doc = json.loads(out)
+    _validate(doc)
+    assert doc["wheels"] == 1
+
+
+@pytest.mark.skipif(shutil.which("bash") is None or sys.platform == "win32",
+                    reason="needs a POSIX shell")
+def test_plan_matrix_to_github_output(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The README's `$GITHUB_OUTPUT` recipe: one line, readable back by fromJSON."""
+    import subprocess
+
+    out_file = tmp_path / "github_output"
+    script = ('echo "matrix=$("$PY" -m cuwheel plan -f matrix --python 3.12)" '
+              '>> "$GITHUB_OUTPUT"')
+    env = {**os.environ, "PY": sys.executable, "GITHUB_OUTPUT": str(out_file)}
+    subprocess.run(["bash", "-c", script], check=True, env=env, cwd=tmp_path)
+    lines = out_file.read_text().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("matrix=")
+    assert json.loads(lines[0][len("matrix="):])["include"]
