@@ -269,3 +269,21 @@ def test_plan_matrix_to_github_output(cli, tmp_path: Path) -> None:  # type: ign
     lines = out_file.read_text().splitlines()
     assert len(lines) == 1 and lines[0].startswith("matrix=")
     assert json.loads(lines[0][len("matrix="):])["include"]
+
+
+def test_help_examples_parse() -> None:
+    """Every example at the end of a command's --help is a command line its parser takes."""
+    import re
+    import shlex
+
+    parser = cuwheel.cli.build_parser()
+    count = 0
+    for name in cuwheel.cli.SUBCOMMANDS:
+        module = __import__(f"cuwheel.cli.{name}", fromlist=["EXAMPLES"])
+        for line in getattr(module, "EXAMPLES", "").splitlines()[1:]:
+            command = re.split(r"\s{2,}", line.strip())[0]  # the description follows
+            argv = shlex.split(command.replace('>> "$GITHUB_ENV"', ""))
+            assert argv[0] == "cuwheel" and argv[1] == name[1:], line
+            parser.parse_args(argv[1:])  # SystemExit on a flag it does not know
+            count += 1
+    assert count >= 15

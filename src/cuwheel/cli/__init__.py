@@ -63,7 +63,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         if only is None or name == f"_{only}":
-            importlib.import_module(f"cuwheel.cli.{name}").register(sub)
+            module = importlib.import_module(f"cuwheel.cli.{name}")
+            module.register(sub)
+            examples = getattr(module, "EXAMPLES", None)
+            if examples:  # each command's --help ends with its examples
+                p = sub.choices[name[1:]]
+                p.epilog = examples
+                p.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 
 

@@ -210,3 +210,14 @@ def _run(args: argparse.Namespace) -> int:
     if unusable:
         return 2
     return 0 if all(r.passed for r in reports) else 1
+
+
+EXAMPLES = """\
+examples:
+  cuwheel check dist/                           audit every wheel of a directory
+  cuwheel check x.whl --gpus V100,T4,A100       the GPUs the release notes promise
+  cuwheel check x.whl --archs '8.0;9.0+PTX'     the TORCH_CUDA_ARCH_LIST it was built with
+  cuwheel check x.whl --row linux-x86_64-cu13   against a row of the project's config
+  cuwheel check dist/ -f junit -o check.xml     JUnit for CI test reports
+  cuwheel check --dist mypkg                    the installed distribution (cibuildwheel)
+"""

@@ -160,3 +160,12 @@ def _run(args: argparse.Namespace) -> int:
     if not all(r.runs for r in reports):
         return 1
     return 0 if all(r.known for r in reports) else 2
+
+
+EXAMPLES = """\
+examples:
+  cuwheel compat x.whl --gpu "RTX 4090" --driver 580
+  cuwheel compat x.whl --cc 7.5 --cc 12.0 -v    every container's verdict
+  cuwheel compat --dist torch --local           this machine's GPUs and driver
+  cuwheel compat x.whl --matrix -f svg -o support.svg
+"""

@@ -91,3 +91,11 @@ def _run(args: argparse.Namespace) -> int:
             lines.append(f"    note: {g.note}")
     write_output(args, escape_lines(lines))
     return 0
+
+
+EXAMPLES = """\
+examples:
+  cuwheel gpus A10G                             compute capability, family, CUDA releases
+  cuwheel gpus Hopper
+  cuwheel gpus 12.0 -f json
+"""

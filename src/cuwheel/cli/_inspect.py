@@ -112,3 +112,12 @@ class _progress:
 
     def close(self) -> None:
         self._p.stop()
+
+
+EXAMPLES = """\
+examples:
+  cuwheel inspect dist/*.whl                    device code and linkage of each binary
+  cuwheel inspect torch-2.14.1-*.whl --only-device-code
+  cuwheel inspect build/lib/libk.so -f json -o inventory.json
+  cuwheel inspect --dist torch                  an installed distribution
+"""

@@ -54,8 +54,6 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--python", action="append", default=[], help="Python version for --format matrix"
     )
-    p.epilog = EXAMPLES
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.set_defaults(handler=_run)
 
 
