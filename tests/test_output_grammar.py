@@ -287,3 +287,43 @@ def test_help_examples_parse() -> None:
             parser.parse_args(argv[1:])  # SystemExit on a flag it does not know
             count += 1
     assert count >= 15
+
+
+def test_check_takes_the_row_from_flags_or_the_variables_plan_exports(  # type: ignore[no-untyped-def]
+    cli, wheel: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cuwheel plan --format env` exports CUWHEEL_ROW / CUWHEEL_TRAIN / CUWHEEL_PLATFORM;
+    check in the same job must judge the wheel against that row (and `--row` alone must do
+    so without --train)."""
+    def row_of(*argv: str) -> tuple[str, str, str | None]:
+        code, out, err = cli("check", wheel, "-f", "json", *argv)
+        assert code in (0, 1), err
+        w = json.loads(out)["wheels"][0]
+        return w["row"], w["train"], w["platform"]
+
+    assert row_of()[0] == "audit"  # no project config: audited, not the seed rows
+    assert row_of("--row", "linux-x86_64-cu13") == ("linux-x86_64-cu13", "cu130",
+                                                    "linux-x86_64")
+    _, out, _ = cli("plan", "--train", "cu130", "--platform", "linux-x86_64")
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        if key in ("CUWHEEL_ROW", "CUWHEEL_TRAIN", "CUWHEEL_PLATFORM"):
+            monkeypatch.setenv(key, value)
+    assert row_of() == ("linux-x86_64-cu13", "cu130", "linux-x86_64")
+    monkeypatch.delenv("CUWHEEL_ROW")
+    # The train alone (no row, no config): audited; the wheel's +cu130 outranks the
+    # environment, a flag outranks both (docs/config.md: flags > wheel > environment).
+    monkeypatch.setenv("CUWHEEL_TRAIN", "cu129")
+    assert row_of()[:2] == ("audit", "cu130")
+    assert row_of("--train", "cu129")[:2] == ("audit", "cu129")
+
+
+def test_dc003_counts_the_containers_without_the_ptx(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """DC003 once said 'no compute_120 PTX in 0 of 475 containers' whatever the count."""
+    lib = (BIN / "sm80only.so").read_bytes()  # SASS sm_80 only: no PTX at all
+    whl = make_wheel(tmp_path, {"pkg/libk.so": lib}, name="noptx", version="1.0+cu130",
+                     tag=TAG, requires=("nvidia-cuda-runtime==13.*",))
+    code, out, _ = cli("check", whl, "--row", "linux-x86_64-cu13", "-f", "json")
+    (dc003,) = [f for f in json.loads(out)["wheels"][0]["findings"] if f["code"] == "DC003"]
+    assert code == 1 and " in 0 of " not in dc003["message"], dc003
+    assert "compute_120" in dc003["message"]

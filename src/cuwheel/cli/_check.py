@@ -15,6 +15,7 @@ from cuwheel.checks.policy import parse_prefixes
 from cuwheel.cli._common import CONFIG_HELP, add_output, check_output_path, error, write_output
 from cuwheel.config import load_config
 from cuwheel.errors import ConfigError, CuwheelError, InputError
+from cuwheel.plan.select import ENV_ROW
 from cuwheel.render.check import FORMATS, render
 
 __all__ = ["register"]
@@ -179,9 +180,10 @@ def _run(args: argparse.Namespace) -> int:
         profile(args.profile)  # ConfigError naming the known ones
         policy = policy.with_options(profile=args.profile)
     # Without a project configuration the built-in rows are the seed project's own: a wheel
-    # of anyone else is audited, unless a row of them is asked for by name.
+    # of anyone else is audited, unless a row of them is asked for by name (--row, or
+    # CUWHEEL_ROW as `cuwheel plan --format env` exports it).
     audit: bool | None = True if args.audit else None
-    if config.path is None and not args.row:
+    if config.path is None and not (args.row or os.environ.get(ENV_ROW, "").strip()):
         audit = True
     claim = claim_from_archs(args.archs) if args.archs else None
     reports = []
