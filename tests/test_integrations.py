@@ -371,6 +371,15 @@ def test_check_expands_globs_lines_and_directories(
     assert run.outputs["passed"] == "false"
 
 
+def test_check_without_wheels_is_unusable_input(tmp_path: Path) -> None:
+    run = run_action(tmp_path, mode="check", wheels="  \n\n")
+    assert run.steps["check"].rc == 2
+    assert "::error title=cuwheel check::the wheels input names no file" in run.stdout
+    assert run.outputs["passed"] == "false" and run.outputs["exit-code"] == "2"
+    run = run_action(tmp_path, mode="check", wheels="", fail="false")
+    assert not run.failed and run.outputs["exit-code"] == "2"
+
+
 def test_check_writes_junit_and_passes_extra_args(
     tmp_path: Path, wheels: dict[str, Path]
 ) -> None:
@@ -387,6 +396,14 @@ def test_check_writes_junit_and_passes_extra_args(
                      args=f'--ignore "{codes}"')
     assert run.outputs["passed"] == "true", run.stdout
     assert "::error" not in run.stdout
+
+
+def test_args_that_do_not_split_are_unusable_input(tmp_path: Path, wheels: dict[str, Path]) -> None:
+    run = run_action(tmp_path, mode="check", wheels=str(wheels["good"]), args='--gpus "T4')
+    assert run.steps["check"].rc == 2
+    assert "args is not a shell line" in run.stdout
+    run = run_action(tmp_path, mode="plan", args="'")
+    assert run.steps["matrix"].rc == 2
 
 
 def test_check_sarif_input_is_written_or_skipped_with_a_warning(
