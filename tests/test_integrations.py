@@ -585,9 +585,20 @@ def test_check_hook_checks_wheel_files(tmp_path: Path, wheels: dict[str, Path]) 
 # ---------------------------------------------------------------- docs/integrations.md
 
 
-def doc_blocks(lang: str) -> list[str]:
-    text = DOC.read_text(encoding="utf-8")
+def doc_blocks(lang: str, doc: Path = DOC) -> list[str]:
+    text = doc.read_text(encoding="utf-8")
     return re.findall(rf"^```{lang}\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def test_readme_workflow_uses_the_action_as_declared() -> None:
+    """The README's short workflow: valid YAML, at most a dozen lines, and its cuwheel step
+    gives only inputs action.yml declares."""
+    inputs = load_action()["inputs"]
+    (block,) = doc_blocks("yaml", REPO / "README.md")
+    assert len(block.splitlines()) <= 12
+    steps = yaml.safe_load(block)["jobs"]["build"]["steps"]
+    (step,) = [st for st in steps if str(st.get("uses", "")).startswith("cuwheel/cuwheel@")]
+    assert step["with"]["mode"] == "check" and set(step["with"]) <= set(inputs)
 
 
 def test_doc_yaml_and_toml_blocks_parse_and_use_declared_inputs() -> None:
