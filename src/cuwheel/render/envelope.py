@@ -57,7 +57,7 @@ SCHEMAS = (*COMMANDS, "matrix")
 def _schema_text(command: str) -> str:
     if command not in SCHEMAS:
         raise KeyError(command)
-    path = resources.files("cuwheel").joinpath("data", f"{command}.schema.json")
+    path = resources.files("cuwheel").joinpath("data").joinpath(f"{command}.schema.json")
     return path.read_text("utf-8")
 
 
