@@ -292,7 +292,7 @@ def _artifact_uri(path: str) -> str:
     """The wheel's path as a URI reference: relative stays relative (GitHub code scanning
     matches it against the repository's files); an absolute path becomes a file: URI."""
     p = PurePath(path)
-    return p.as_uri() if p.is_absolute() else quote(p.as_posix())
+    return p.as_uri() if p.is_absolute() else quote(p.as_posix(), safe="/+,;=@:!$&'()*")
 
 
 def to_sarif_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
