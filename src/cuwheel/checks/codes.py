@@ -16,7 +16,7 @@ from typing import Any
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 
-__all__ = ["CODES", "FAMILIES", "Code", "Severity", "family_of", "known_prefix"]
+__all__ = ["CODES", "FAMILIES", "Code", "Severity", "family_of", "find_codes", "known_prefix"]
 
 DATA_FILE = "codes.toml"
 
@@ -138,3 +138,22 @@ def known_prefix(prefix: str) -> bool:
     """Whether ``prefix`` selects at least one code."""
     p = prefix.strip().upper()
     return bool(p) and any(code.startswith(p) for code in CODES)
+
+
+def find_codes(query: str) -> list[Code]:
+    """The codes ``query`` names, case-insensitively: one code (``dc001``), or every code a
+    prefix selects (``DC``, ``DEP0``), in the order of CODES.  UnknownCode, with the nearest
+    code or family, when it names none."""
+    from cuwheel._validate import did_you_mean
+    from cuwheel.errors import UnknownCode, shown
+
+    q = query.strip().upper()
+    if q in CODES:
+        return [CODES[q]]
+    found = [c for c in CODES.values() if q and c.code.startswith(q)]
+    if not found:
+        hint = did_you_mean(q, [*CODES, *FAMILIES])
+        raise UnknownCode(
+            f"no check code {shown(query)}{hint or '; cuwheel explain --list shows them all'}"
+        )
+    return found

@@ -28,6 +28,7 @@ COMMANDS: dict[str, int] = {
     "plan": 2,
     "check": 2,
     "compat": 2,
+    "explain": 1,
     "gpus": 1,
     "scan-summary": 1,
     "toolkit": 1,
