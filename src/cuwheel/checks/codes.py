@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from cuwheel._validate import Checker
-from cuwheel.errors import CatalogError
+from cuwheel._validate import Checker, did_you_mean
+from cuwheel.errors import CatalogError, UnknownCode, shown
 
 __all__ = ["CODES", "FAMILIES", "Code", "Severity", "family_of", "find_codes", "known_prefix"]
 
@@ -144,9 +144,6 @@ def find_codes(query: str) -> list[Code]:
     """The codes ``query`` names, case-insensitively: one code (``dc001``), or every code a
     prefix selects (``DC``, ``DEP0``), in the order of CODES.  UnknownCode, with the nearest
     code or family, when it names none."""
-    from cuwheel._validate import did_you_mean
-    from cuwheel.errors import UnknownCode, shown
-
     q = query.strip().upper()
     if q in CODES:
         return [CODES[q]]
