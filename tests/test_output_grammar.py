@@ -57,7 +57,9 @@ def _cases(wheel: str, tmp: Path) -> list[tuple[tuple[str, ...], str]]:
     out += [(("inspect", wheel, "-f", f), f) for f in ("text", "json")]
     out += [((*plan, "-f", f), f) for f in ("env", "sh", "torch", "cmake", "nvcc", "json")]
     out += [(("plan", "-f", "matrix", "--python", "3.12"), "matrix")]
-    out += [(("check", wheel, "-f", f), f) for f in ("text", "json", "junit", "github")]
+    out += [(("check", wheel, "-f", f), f)
+            for f in ("text", "json", "junit", "github", "sarif")]
+    out += [(("explain", "DC001", "-f", f), f) for f in ("text", "json")]
     out += [(("compat", so, "--cc", "9.0", "-f", f), f) for f in ("text", "json")]
     out += [(("compat", so, "--cc", "9.0", "--matrix", "-f", f), f)
             for f in ("text", "json", "svg")]
@@ -95,14 +97,16 @@ def test_every_command_and_format(cli, wheel: str, tmp_path: Path) -> None:  # t
             jsonschema.Draft202012Validator(load_schema("matrix")).validate(doc)
         elif fmt == "svg":
             assert out.startswith("<svg ")
+        elif fmt == "sarif":  # its own standard (tests/test_check_sarif.py validates it)
+            assert json.loads(out)["version"] == "2.1.0"
         elif fmt == "junit":
             assert out.startswith("<?xml")
         elif fmt == "html":
             assert "<html" in out.lower()
     # Every document in the envelope was produced and validated, but toolkit's (its
-    # test serves a redist; tests/test_toolkit_redist.py) and those of helpers' commands.
+    # test serves a redist; tests/test_toolkit_redist.py).
     expected = {f"cuwheel-{c}" for c in ("inspect", "plan", "check", "compat",
-                                          "compat-matrix", "gpus", "scan-summary")}
+                                          "compat-matrix", "gpus", "scan-summary", "explain")}
     assert expected <= seen
 
 

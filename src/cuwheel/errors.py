@@ -26,6 +26,7 @@ __all__ = [
     "StreamError",
     "ToolkitError",
     "Unexpressible",
+    "UnknownCode",
     "UnknownName",
     "one_line",
     "shown",
@@ -91,6 +92,11 @@ class CatalogError(CuwheelError):
 class UnknownName(CuwheelError, LookupError):
     """A catalog lookup found nothing (an unknown CUDA release, a torch version without
     data); the message lists what is known."""
+
+
+class UnknownCode(UnknownName):
+    """A check code or code prefix that names no code (``cuwheel explain DC01``); the
+    message suggests the nearest known one."""
 
 
 class CompatError(CuwheelError):

@@ -1,15 +1,24 @@
 """Check codes: one stable code per judgement, grouped into families by prefix.
 
 Selecting or ignoring a prefix (``DC``, ``DEP0``, ``RP002``) picks every code that starts
-with it.  docs/checks.md has one section per code with its causes and the fix.
+with it.  The codes, their families, default severities, titles and explanations (causes
+and fix) live in ``data/codes.toml``, validated when this module is imported; docs/checks.md's
+per-code sections are generated from it and ``cuwheel explain CODE`` prints it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
-__all__ = ["CODES", "FAMILIES", "Code", "Severity", "known_prefix"]
+from cuwheel._validate import Checker, did_you_mean
+from cuwheel.errors import CatalogError, UnknownCode, shown
+
+__all__ = ["CODES", "FAMILIES", "Code", "Severity", "family_of", "find_codes", "known_prefix"]
+
+DATA_FILE = "codes.toml"
 
 
 class Severity(IntEnum):
@@ -37,78 +46,111 @@ class Code:
     code: str
     severity: Severity  # default; policy options may lower it (never silently drop it)
     title: str
+    explanation: str = ""  # Markdown: what the finding means, its causes and the fix
+
+    @property
+    def family(self) -> str:
+        return family_of(self.code)
 
 
-FAMILIES = {
-    "IN": "inputs: what was read (fail closed)",
-    "DC": "device code against the row's architectures",
-    "CPU": "the CPU row",
-    "DEP": "declared CUDA dependencies (Linux)",
-    "RP": "run paths (Linux)",
-    "DRV": "driver libraries",
-    "WIN": "Windows rows",
-    "MOD": "modules that must not depend on CUDA",
-    "OWN": "symbol ownership",
-    "TAG": "platform tag (machine, glibc, Python ABI), local version and CUDA train",
-}
+_CODE = re.compile(r"([A-Z]+)[0-9]{3}")
 
-_E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
 
-CODES: dict[str, Code] = {
-    c.code: c
-    for c in (
-        Code("IN001", _E, "nothing was inspected"),
-        Code("IN002", _E, "a member could not be read"),
-        Code("DC001", _E, "a claimed GPU or architecture gets no code from a library"),
-        Code("DC002", _E, "SASS for an architecture the row does not claim"),
-        Code("DC003", _E, "no PTX for the row's PTX architecture in a library"),
-        Code("DC004", _E, "a CUDA wheel without any device code"),
-        Code("DC005", _W, "PTX for an architecture the row does not list"),
-        Code("DC006", _I, "a module of arch- or family-specific code only"),
-        Code("DC007", _I, "a claimed GPU runs only by JIT-compiling PTX"),
-        Code("CPU001", _E, "device code in a CPU wheel"),
-        Code("CPU002", _E, "a CPU wheel links a CUDA library"),
-        Code("CPU003", _E, "a CPU wheel declares a CUDA requirement"),
-        Code("DEP001", _E, "a linked CUDA library is neither declared nor bundled"),
-        Code("DEP002", _W, "a declared CUDA package that no binary links"),
-        Code("DEP003", _E, "a CUDA requirement of another CUDA major"),
-        Code("DEP004", _W, "a cuda-toolkit requirement not pinned to a CUDA major"),
-        Code("DEP005", _E, "CUDA requirements in a row that declares none"),
-        Code("DEP006", _W, "a linked CUDA library comes only with an extra"),
-        Code("DEP007", _E, "a requirement no real release on the index satisfies"),
-        Code("RP001", _E, "no run path reaches the directory of a linked CUDA library"),
-        Code("RP002", _E, "an absolute run path entry"),
-        Code("RP003", _E, "a run path entry relative to the working directory"),
-        Code("DRV001", _E, "a driver library is bundled"),
-        Code("DRV002", _E, "a requirement stands in for a driver library"),
-        Code("DRV003", _E, "a run path entry points at driver stubs"),
-        Code("DRV004", _E, "a library needs a bundled driver library"),
-        Code("WIN001", _E, "a DLL imports the CUDA runtime DLL"),
-        Code("WIN002", _E, "a DLL imports a CUDA library DLL that the wheel does not ship"),
-        Code("WIN003", _E, "an NVIDIA requirement applies on Windows"),
-        Code("MOD001", _E, "a module that must not depend on CUDA links a CUDA library"),
-        Code("MOD002", _E, "a module that must not depend on CUDA has device code"),
-        Code("MOD003", _W, "a no-cuda pattern matches no binary"),
-        Code("OWN001", _E, "an owned symbol is defined in several libraries"),
-        Code("OWN002", _W, "an ownership pattern matches no exported symbol"),
-        Code("TAG001", _E, "a binary's machine does not match the platform tag"),
-        Code("TAG002", _W, "no +cuXYZ local version names the train"),
-        Code("TAG003", _E, "the local version names another train than the row's"),
-        Code("TAG004", _E, "a linked CUDA library of another CUDA major"),
-        Code("TAG005", _E, "device code built by a toolkit of another CUDA major"),
-        Code("TAG006", _I, "device code built by another release of the train's major"),
-        Code("TAG007", _W, "PTX newer than the train's toolkit emits"),
-        Code("TAG008", _E, "a binary needs symbol versions beyond its platform tag's policy"),
-        Code("TAG009", _E, "an unversioned reference that older glibc has only in another library"),
-        Code("TAG010", _W, "the WHEEL file's tags disagree with the file name's"),
-        Code("TAG011", _E, "an extension module bound to another CPython than the wheel's tags"),
-        Code("TAG012", _E, "an abi3 module uses stable-ABI symbols newer than its abi3 floor"),
-        Code("TAG013", _W, "an abi3 module uses symbols outside the stable ABI"),
-    )
-}
+def family_of(code: str) -> str:
+    """The family prefix of a code (``DEP`` of ``DEP001``)."""
+    return code.rstrip("0123456789")
+
+
+def _parse(data: dict[str, Any]) -> tuple[dict[str, str], dict[str, Code]]:
+    """Families and codes of ``codes.toml``'s tables; CatalogError listing every problem."""
+    from cuwheel.knowledge._load import read_meta, tables
+
+    chk = Checker(DATA_FILE)
+    read_meta(data, chk)
+    for key in data.keys() - {"meta", "family", "code"}:
+        chk.problem(key, "unknown table")
+    families: dict[str, str] = {}
+    for i, raw in enumerate(tables(data, "family", chk)):
+        where = f"[[family]] #{i + 1}"
+        f = chk.fields(raw, where, {"prefix": str, "title": str})
+        if "prefix" not in f or "title" not in f:
+            continue
+        if not re.fullmatch(r"[A-Z]+", f["prefix"]):
+            chk.problem(where, f"prefix must be capital letters: {f['prefix']!r}")
+        elif f["prefix"] in families:
+            chk.problem(where, f"prefix {f['prefix']!r} twice")
+        families[f["prefix"]] = f["title"]
+    codes: dict[str, Code] = {}
+    own: set[str] = set()  # codes with an explanation of their own
+    seen: set[str] = set()
+    for i, raw in enumerate(tables(data, "code", chk)):
+        where = f"[[code]] #{i + 1}"
+        c = chk.fields(raw, where, {"code": str, "severity": str, "title": str},
+                       {"explain": str, "same-as": str})  # fmt: skip
+        if not {"code", "severity", "title"} <= c.keys():
+            continue
+        code = c["code"]
+        where = f"[[code]] {code}"
+        m = _CODE.fullmatch(code)
+        if not m:
+            chk.problem(where, "a code is capital letters and three digits")
+        elif m[1] not in families:
+            chk.problem(where, f"no [[family]] with prefix {m[1]!r}")
+        if code in seen:
+            chk.problem(where, "defined twice")
+        seen.add(code)
+        severity = chk.convert(where, Severity.parse, c["severity"])
+        if not c["title"].strip():
+            chk.problem(where, "empty title")
+        text = c.get("explain", "").strip()
+        same = c.get("same-as")
+        if (not text) == (same is None):
+            chk.problem(where, "needs exactly one of 'explain' (non-empty) and 'same-as'")
+        elif same is not None:
+            if same not in own:
+                chk.problem(where, f"same-as {same!r}: no earlier code with its own explain")
+            else:
+                text = codes[same].explanation
+        else:
+            own.add(code)
+        if severity is not None:
+            codes[code] = Code(code, severity, c["title"], text)
+    for prefix in families:
+        if not any(family_of(code) == prefix for code in codes):
+            chk.problem(f"[[family]] {prefix}", "no code of this family")
+    if chk.problems:
+        raise CatalogError(chk.problems)
+    return families, codes
+
+
+def _load() -> tuple[dict[str, str], dict[str, Code]]:
+    from cuwheel.knowledge._load import read_data_file
+
+    return _parse(read_data_file(DATA_FILE))
+
+
+FAMILIES: dict[str, str]
+CODES: dict[str, Code]
+FAMILIES, CODES = _load()
 
 
 def known_prefix(prefix: str) -> bool:
     """Whether ``prefix`` selects at least one code."""
     p = prefix.strip().upper()
     return bool(p) and any(code.startswith(p) for code in CODES)
+
+
+def find_codes(query: str) -> list[Code]:
+    """The codes ``query`` names, case-insensitively: one code (``dc001``), or every code a
+    prefix selects (``DC``, ``DEP0``), in the order of CODES.  UnknownCode, with the nearest
+    code or family, when it names none."""
+    q = query.strip().upper()
+    if q in CODES:
+        return [CODES[q]]
+    found = [c for c in CODES.values() if q and c.code.startswith(q)]
+    if not found:
+        hint = did_you_mean(q, [*CODES, *FAMILIES])
+        raise UnknownCode(
+            f"no check code {shown(query)}{hint or '; cuwheel explain --list shows them all'}"
+        )
+    return found

@@ -28,6 +28,7 @@ SUBCOMMANDS = [
     "_plan",
     "_compat",
     "_check",
+    "_explain",
     "_toolkit",
     "_scan",
 ]
@@ -77,6 +78,7 @@ EPILOG = """\
 examples:
   cuwheel inspect dist/*.whl            device code and CUDA linkage of wheels
   cuwheel check dist/                   check every wheel of a directory
+  cuwheel explain DC001                 what a check code means, its causes and the fix
   cuwheel plan -f torch --train cu130   TORCH_CUDA_ARCH_LIST of a release row
   cuwheel compat x.whl --gpu "RTX 4090" --driver 580
   cuwheel gpus A100                     compute capability of a GPU

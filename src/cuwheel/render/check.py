@@ -1,14 +1,23 @@
-"""Renderers of check reports: text (grouped by library), versioned JSON (schema in
-``cuwheel/data/check-schema.json``), JUnit XML (one test case per check x library) and
-GitHub Actions workflow commands.  Each returns a string; only the CLI prints."""
+"""Renderers of check reports: text (grouped by library; a table when there are several
+wheels), versioned JSON (the common envelope; schema in ``cuwheel/data/check.schema.json``),
+JUnit XML (one test case per check x library), GitHub Actions workflow commands and SARIF
+2.1.0 (GitHub code scanning).  Each returns a string; only the CLI prints.  Every finding
+links to its code's section of docs/checks.md (``cuwheel._urls.code_url``)."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Any
+from urllib.parse import quote
 
-from cuwheel.checks.codes import Severity
+from cuwheel import __version__
+from cuwheel._urls import HOMEPAGE, code_url
+from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.findings import Finding, WheelReport
+from cuwheel.render.envelope import COMMANDS, envelope
 from cuwheel.render.escape import dumps, escape_lines, gh_data, gh_prop, xml_attr, xml_text
 
 __all__ = [
@@ -19,12 +28,20 @@ __all__ = [
     "to_json",
     "to_json_data",
     "to_junit",
+    "to_sarif",
+    "to_sarif_data",
     "to_text",
 ]
 
-JSON_SCHEMA_VERSION = 1
-FORMATS = ("text", "json", "junit", "github")
+JSON_SCHEMA_VERSION = COMMANDS["check"]
+FORMATS = ("text", "json", "junit", "github", "sarif")
 WHEEL = "(wheel)"
+
+
+def _codes(findings: Sequence[Finding]) -> list[str]:
+    """The codes that occur in ``findings``, once each, in the order of CODES."""
+    seen = {f.code for f in findings}
+    return [c for c in CODES if c in seen] + sorted(seen - CODES.keys())
 
 
 def _plural(n: int, word: str) -> str:
@@ -89,7 +106,34 @@ def to_text(reports: Sequence[WheelReport]) -> str:
             lines.append(f"  {lib}")
             lines += [f"    {f.severity!s:<9}{f.code:<7}{f.message}" for f in found]
         lines.append(f"  {_summary(r)}")
+        if r.findings:
+            lines.append(f"  explain a code: cuwheel explain {' '.join(_codes(r.findings))}")
+    if len(reports) > 1:
+        lines += _table(reports)
     return escape_lines(lines)
+
+
+def _table(reports: Sequence[WheelReport]) -> list[str]:
+    """One line per wheel (verdict, counts, row) and a total line."""
+    head = ("wheel", "result", "errors", "warnings", "info", "row")
+    rows: list[tuple[str, ...]] = [
+        (r.wheel, "PASS" if r.passed else "FAIL", str(r.count(Severity.ERROR)),
+         str(r.count(Severity.WARNING)), str(r.count(Severity.INFO)), r.row)
+        for r in reports
+    ]  # fmt: skip
+    failed = sum(1 for r in reports if not r.passed)
+    rows.append((
+        f"total: {len(reports)} wheels", f"{failed} FAIL" if failed else "PASS",
+        *(str(sum(int(row[i]) for row in rows)) for i in (2, 3, 4)), "",
+    ))  # fmt: skip
+    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
+
+    def line(row: Sequence[str]) -> str:
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]),
+                 *(row[i].rjust(widths[i]) for i in (2, 3, 4)), row[5]]  # fmt: skip
+        return ("  " + "  ".join(cells)).rstrip()
+
+    return ["summary", line(head), *(line(row) for row in rows)]
 
 
 def _finding_json(f: Finding) -> dict[str, Any]:
@@ -100,6 +144,7 @@ def _finding_json(f: Finding) -> dict[str, Any]:
         "library": f.library,
         "message": f.message,
         "waived": f.waived,
+        "help_url": code_url(f.code),
     }
 
 
@@ -136,9 +181,10 @@ def to_json_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
             },
             "findings": [_finding_json(f) for f in r.findings],
         })  # fmt: skip
+    configs = {r.config for r in reports}
+    config = configs.pop() if len(configs) == 1 else None
     return {
-        "schema": "cuwheel-check",
-        "version": JSON_SCHEMA_VERSION,
+        **envelope("check", config=config, row=None),
         "passed": all(r.passed for r in reports),
         "wheels": wheels,
     }
@@ -166,7 +212,8 @@ def to_junit(reports: Sequence[WheelReport]) -> str:
                 if failing:
                     failed_here += 1
                     text = "\n".join(
-                        xml_text(f"{f.code} {f.severity}: {f.message}") for f in failing
+                        xml_text(f"{f.code} {f.severity}: {f.message} (docs: {code_url(f.code)})")
+                        for f in failing
                     )
                     body += (
                         f"<failure type={xml_attr(failing[0].code)} "
@@ -210,14 +257,105 @@ def to_github(reports: Sequence[WheelReport]) -> str:
                 continue
             level = _GH_LEVEL[f.severity]
             title = gh_prop(f"{f.code} {r.wheel}")
-            lines.append(f"::{level} file={gh_prop(r.path)},title={title}::{gh_data(f.line())}")
+            message = f"{f.line()} (docs: {code_url(f.code)})"
+            lines.append(f"::{level} file={gh_prop(r.path)},title={title}::{gh_data(message)}")
         lines.append(gh_data(f"{r.wheel}: {_summary(r)}"))
     return "\n".join(lines) + "\n"
+
+
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _rule_name(title: str) -> str:
+    """A readable identifier of a rule (SARIF's ``name``): its title in PascalCase."""
+    return "".join(w[:1].upper() + w[1:] for w in re.findall(r"[A-Za-z0-9]+", title))
+
+
+def _rule(code: str) -> dict[str, Any]:
+    c = CODES.get(code)
+    if c is None:  # not a code of data/codes.toml: name it, nothing more
+        return {"id": code, "helpUri": code_url(code)}
+    return {
+        "id": code,
+        "name": _rule_name(c.title),
+        "shortDescription": {"text": c.title},
+        "fullDescription": {"text": c.explanation},
+        "help": {"text": c.explanation, "markdown": c.explanation},
+        "helpUri": code_url(code),
+        "defaultConfiguration": {"level": _SARIF_LEVEL[c.severity]},
+        "properties": {"tags": [c.family]},
+    }
+
+
+def _artifact_uri(path: str) -> str:
+    """The wheel's path as a URI reference: relative stays relative (GitHub code scanning
+    matches it against the repository's files); an absolute path becomes a file: URI."""
+    p = PurePath(path)
+    return p.as_uri() if p.is_absolute() else quote(p.as_posix(), safe="/+,;=@:!$&'()*")
+
+
+def to_sarif_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
+    """One SARIF 2.1.0 run: a rule per code that occurred, a result per finding (a waived
+    one carries an external suppression with the waiver's reason)."""
+    codes = _codes([f for r in reports for f in r.findings])
+    index = {code: i for i, code in enumerate(codes)}
+    results: list[dict[str, Any]] = []
+    for r in reports:
+        uri = _artifact_uri(r.path)
+        occurrences: dict[str, int] = {}
+        for f in r.findings:
+            # A stable identity across runs (GitHub code scanning's fingerprint): the code,
+            # the library and the message, numbered when the same finding repeats.
+            key = hashlib.sha256(
+                f"{f.code}\0{f.library or ''}\0{f.message}".encode("utf-8", "backslashreplace")
+            ).hexdigest()[:16]
+            occurrences[key] = occurrences.get(key, 0) + 1
+            result: dict[str, Any] = {
+                "ruleId": f.code,
+                "ruleIndex": index[f.code],
+                "level": _SARIF_LEVEL[f.severity],
+                "message": {"text": f"{f.line()} ({r.wheel})"},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": uri},
+                        # a wheel has no lines; GitHub requires a region with startLine
+                        "region": {"startLine": 1},
+                    },
+                }],
+                "partialFingerprints": {"primaryLocationLineHash": f"{key}:{occurrences[key]}"},
+                "properties": {"wheel": r.wheel, "library": f.library, "check": f.check,
+                               "row": r.row},
+            }  # fmt: skip
+            if f.waived is not None:
+                result["suppressions"] = [
+                    {"kind": "external", "status": "accepted", "justification": f.waived}
+                ]
+            results.append(result)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "cuwheel",
+                "version": __version__,
+                "informationUri": HOMEPAGE,
+                "rules": [_rule(code) for code in codes],
+            }},
+            "results": results,
+        }],
+    }  # fmt: skip
+
+
+def to_sarif(reports: Sequence[WheelReport]) -> str:
+    return dumps(to_sarif_data(reports), indent=2) + "\n"
 
 
 def render(reports: Sequence[WheelReport], fmt: str) -> str:
     if fmt == "json":
         return to_json(reports)
+    if fmt == "sarif":
+        return to_sarif(reports)
     if fmt == "junit":
         return to_junit(reports)
     if fmt == "github":

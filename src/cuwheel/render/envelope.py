@@ -31,6 +31,7 @@ COMMANDS: dict[str, int] = {
     "check": 2,
     "compat": 2,
     "compat-matrix": 2,
+    "explain": 1,
     "gpus": 1,
     "scan-summary": 1,
     "toolkit": 1,

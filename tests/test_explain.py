@@ -1,0 +1,91 @@
+"""``cuwheel explain``: every code explains itself, families list, unknown codes exit 2."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+
+from cuwheel.checks.codes import CODES, FAMILIES, find_codes
+from cuwheel.cli import main
+from cuwheel.errors import UnknownCode
+from cuwheel.render.envelope import load_schema
+
+DOCS = "https://github.com/cuwheel/cuwheel/blob/main/docs/checks.md#"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["explain", *argv, "--color", "never"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_every_code_explains(capsys: pytest.CaptureFixture[str], code: str) -> None:
+    rc, out, err = _run(capsys, code.lower())  # case-insensitive
+    assert (rc, err) == (0, "")
+    lines = out.splitlines()
+    c = CODES[code]
+    assert lines[0] == f"{code} ({c.severity}): {c.title}"
+    assert lines[-1] == f"docs: {DOCS}{code.lower()}"
+    body = "\n".join(lines[1:-1]).strip()
+    assert body == c.explanation and len(body) > 40
+
+
+def test_json_validates(capsys: pytest.CaptureFixture[str]) -> None:
+    schema = load_schema("explain")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    rc, out, _ = _run(capsys, "RP002", "--format", "json")
+    assert rc == 0
+    data = json.loads(out)
+    jsonschema.validate(data, schema)
+    assert (data["schema"], data["version"], data["config"], data["row"]) == (
+        "cuwheel-explain", 1, None, None)
+    (rp,) = data["codes"]
+    assert rp["code"] == "RP002" and rp["family"] == "RP" and rp["severity"] == "error"
+    assert rp["help_url"] == DOCS + "rp002"
+    assert "$ORIGIN" in rp["explanation"]
+    rc, out, _ = _run(capsys, "--list", "--json")
+    assert rc == 0
+    data = json.loads(out)
+    jsonschema.validate(data, schema)
+    assert [c["code"] for c in data["codes"]] == list(CODES)
+    wrong: dict[str, Any] = {**data, "codes": [{**data["codes"][0], "extra": 1}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(wrong, schema)
+
+
+def test_family_lists_only_its_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = _run(capsys, "DC")
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0] == f"DC: {FAMILIES['DC']}"
+    listed = [line.split()[0] for line in lines[1:]]
+    assert listed == ["DC001", "DC002", "DC003", "DC004", "DC005", "DC006", "DC007"]
+    assert lines[5].split() == ["DC005", "warning", *CODES["DC005"].title.split()]
+    assert "docs:" not in out  # a listing, not the explanations
+
+
+def test_everything_one_line_each(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in ((), ("--list",)):
+        rc, out, _ = _run(capsys, *argv)
+        assert rc == 0
+        assert [line.split()[0] for line in out.splitlines()] == list(CODES)
+
+
+def test_unknown_code_exits_2_with_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = _run(capsys, "dc01")
+    assert (rc, out) == (2, "")
+    assert err == "cuwheel: error: no check code 'dc01'; did you mean 'DC001'?\n"
+    rc, out, err = _run(capsys, "DC001", "TAG999X")  # nothing written when one is unknown
+    assert (rc, out) == (2, "")
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    with pytest.raises(UnknownCode):
+        find_codes("")
+
+
+def test_library_lookup() -> None:
+    assert [c.code for c in find_codes(" dep00 ")][:2] == ["DEP001", "DEP002"]
+    assert find_codes("tag010") == [CODES["TAG010"]]
