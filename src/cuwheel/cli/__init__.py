@@ -30,6 +30,7 @@ SUBCOMMANDS = [
     "_check",
     "_toolkit",
     "_scan",
+    "_init",
 ]
 
 
