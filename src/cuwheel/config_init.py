@@ -458,8 +458,11 @@ def _read_wheel(path: str) -> _Facts:
     for member, t in sorted(per_lib.items()):
         # another release of the same major is no other train for the checks (TAG006 is
         # information); a library of another major is (bitsandbytes' one per train)
+        # "infer", not the train read now: a library that only links libcudart.so.13 names
+        # its major, and the release inferred for it is a guess (the newest of the major)
         if t.release is not None and t.release.major != release.major:
-            lib_trains.append((glob.escape(member), t.release.train))
+            lib_trains.append((glob.escape(member), "infer"))
+            facts_notes.append(f"{member}: its own train ({t.release.train} by {t.evidence})")
     return _Facts(path, name.platform, train, train_from, dict(counts), common_ptx,
                   len(general), union, ptx_union,
                   _cuda_requirements(requires, name.platform), tuple(lib_trains), facts_notes)
