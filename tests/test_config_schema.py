@@ -169,3 +169,25 @@ def test_pyproject_table_refuses_meta(tmp_path: Path) -> None:
     path.write_text('[tool.cuwheel.meta]\ntitle = "t"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="meta"):
         load_config(path)
+
+
+def test_schema_names_the_keys_the_loader_reads() -> None:
+    from cuwheel.checks.policy import CHECK_KEYS, WAIVER_KEYS
+    from cuwheel.config import ROW_KEYS, TOP_KEYS
+
+    s = _schema()
+    assert set(s["properties"]) == {*TOP_KEYS, "meta"}
+    assert set(s["$defs"]["row"]["properties"]) == set(ROW_KEYS)
+    assert set(s["$defs"]["check"]["properties"]) == set(CHECK_KEYS)
+    assert set(s["$defs"]["waiver"]["properties"]) == set(WAIVER_KEYS)
+
+
+def test_docs_describe_every_key() -> None:
+    doc = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
+    reference = doc[doc.index("## Reference"):]
+    s = _schema()
+    keys = [*s["properties"], *s["$defs"]["row"]["properties"],
+            *s["$defs"]["check"]["properties"]]
+    missing = [k for k in keys if f"| `{k}` |" not in reference]
+    assert missing == []
+    assert "config.schema.json" in reference and "#:schema" in doc
