@@ -277,3 +277,36 @@ def test_bad_from_is_exit_2(
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (cwd / "cuwheel.toml").exists()
+
+
+def test_pyproject_line_ends_are_kept(cwd: Path) -> None:
+    path = cwd / "pyproject.toml"
+    path.write_bytes(PYPROJECT.replace("\n", "\r\n").encode() + b"\r\n")
+    before = path.read_bytes()
+    assert main(["init", "--pyproject"]) == 0
+    after = path.read_bytes()
+    assert after.startswith(before + b"\r\n")
+    assert b"\n" not in after.replace(b"\r\n", b"")
+    assert load_config(path).rows
+
+
+def test_cuwheel_toml_would_shadow_the_pyproject_table(
+    cwd: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (cwd / "pyproject.toml").write_text('[tool.cuwheel.check]\nignore = ["RP"]\n',
+                                        encoding="utf-8")
+    assert main(["init"]) == 2
+    assert "[tool.cuwheel]" in capsys.readouterr().err
+    assert not (cwd / "cuwheel.toml").exists()
+    assert main(["init", "-o", "elsewhere.toml"]) == 0
+    assert main(["init", "--force"]) == 0 and (cwd / "cuwheel.toml").is_file()
+
+
+def test_schema_line_with_blanks(cwd: Path) -> None:
+    spaced = cwd / "my schemas" / "c.json"
+    text = init_text(trains=["cpu"], schema=str(spaced))
+    assert text.splitlines()[1] == f"#:schema {spaced.as_uri()}"
+    assert init_text(trains=["cpu"], schema="https://example.invalid/c.json").splitlines()[1] \
+        == "#:schema https://example.invalid/c.json"
+    with pytest.raises(ConfigError):
+        init_text(trains=["cpu"], schema="rel path/c.json")

@@ -186,9 +186,15 @@ def _document(
 
 def _comment_directive(schema: str) -> str:
     # Taplo and Tombi read a "#:schema PATH-OR-URL" comment at the top of a document
-    # (docs/config.md#editors).
-    clean = "".join(ch if ch.isprintable() and ch != " " else "?" for ch in schema)
-    return f"#:schema {clean}"
+    # (docs/config.md#editors).  A path with blanks in it is written as a file: URL.
+    if all(ch.isprintable() and not ch.isspace() for ch in schema):
+        return f"#:schema {schema}"
+    if os.path.isabs(schema) and all(ch.isprintable() for ch in schema):
+        from pathlib import Path
+
+        return f"#:schema {Path(schema).as_uri()}"
+    raise ConfigError(f"--schema {shown(schema)}: a #:schema line takes a URL or a path "
+                      "without blanks (or an absolute path)")
 
 
 def _defaults() -> dict[str, object]:
@@ -639,13 +645,14 @@ def append_table(pyproject_text: str, table_text: str, where: str = "pyproject.t
     if has_table(pyproject_text):
         raise ConfigError(f"{where}: already has a [tool.cuwheel] table; edit it, or remove "
                           "it and run init again")
-    if not pyproject_text or pyproject_text.endswith("\n\n"):
+    eol = "\r\n" if "\r\n" in pyproject_text else "\n"  # keep the file's line ends
+    if not pyproject_text or pyproject_text.endswith(eol * 2):
         sep = ""
-    elif pyproject_text.endswith("\n"):
-        sep = "\n"
+    elif pyproject_text.endswith(eol):
+        sep = eol
     else:
-        sep = "\n\n"
-    combined = pyproject_text + sep + table_text
+        sep = eol * 2
+    combined = pyproject_text + sep + table_text.replace("\n", eol)
     try:
         tomllib.loads(combined)
     except tomllib.TOMLDecodeError as exc:

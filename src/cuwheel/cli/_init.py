@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cuwheel.config_init import append_table, init_text, schema_path
+from cuwheel.config_init import append_table, has_table, init_text, schema_path
 from cuwheel.errors import ConfigError, CuwheelError
 from cuwheel.render.escape import escape
 
@@ -81,7 +81,23 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.pyproject:
         return _append(Path(args.output or "pyproject.toml"), text)
+    if args.output is None and not args.force:
+        _refuse_shadowing(Path("pyproject.toml"))
     return _write(Path(args.output or "cuwheel.toml"), text, args.force)
+
+
+def _refuse_shadowing(pyproject: Path) -> None:
+    """A cuwheel.toml beside a pyproject.toml with [tool.cuwheel] is found first and takes
+    the table's place silently (docs/config.md): not without --force."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if has_table(text):
+        raise ConfigError(
+            "./pyproject.toml has a [tool.cuwheel] table, and a cuwheel.toml beside it would "
+            "be used instead; pass --force to write it anyway, or -o FILE"
+        )
 
 
 def _where(path: Path) -> str:
