@@ -20,6 +20,7 @@ import glob
 import os
 import re
 import sys
+import textwrap
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -179,7 +180,9 @@ def _document(
     out.append(_ROWS_DOC.rstrip("\n"))
     for comments, row in blocks:
         out.append("")
-        out += [_comment(c) for c in comments]
+        for c in comments:  # wrapped at blanks only: a path or requirement stays whole
+            out += [_comment(line) for line in textwrap.wrap(
+                c, 88, break_long_words=False, break_on_hyphens=False)]
         out += _row_lines(row, prefix)
     return "\n".join(out) + "\n"
 
@@ -536,10 +539,9 @@ def _row_of(platform: str | None, group: list[_Facts]) -> DerivedRow:
         ptx = tuple(sorted(ptx_ok))
     declares = [f.declares for f in group]
     deps = "declare" if all(declares) else "none"
-    comments.append(
-        f"SASS every one of its {libraries} librar{'y' if libraries == 1 else 'ies'} with "
-        f"device code ships: {_arch_names(sass)}"
-    )
+    who = ("its one library with device code ships" if libraries == 1
+           else f"all {libraries} of its libraries with device code ship")
+    comments.append(f"SASS {who}: {_arch_names(sass)}")
     extra = {a for a in union if a.base not in {s.base for s in sass}} | not_built
     if extra:
         comments.append(f"shipped by some libraries only (not claimed): {_arch_names(extra)}")
