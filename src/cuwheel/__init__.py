@@ -50,6 +50,7 @@ _API = {
     "Config": "cuwheel.config",
     "load_config": "cuwheel.config",
     "parse_config": "cuwheel.config",
+    "init_text": "cuwheel.config_init",
     "Plan": "cuwheel.plan.rows",
     "Row": "cuwheel.plan.rows",
     "Train": "cuwheel.plan.rows",
@@ -114,6 +115,7 @@ __all__ = [
     "check_source",
     "check_wheel",
     "evaluate",
+    "init_text",
     "inspect",
     "load_config",
     "matrix",
@@ -161,6 +163,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors
         targets_for_gpu,
     )
     from cuwheel.config import Config, load_config, parse_config
+    from cuwheel.config_init import init_text
     from cuwheel.errors import (
         CatalogError,
         CompatError,

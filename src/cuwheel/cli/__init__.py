@@ -31,6 +31,7 @@ SUBCOMMANDS = [
     "_explain",
     "_toolkit",
     "_scan",
+    "_init",
 ]
 
 
@@ -82,6 +83,7 @@ examples:
   cuwheel plan -f torch --train cu130   TORCH_CUDA_ARCH_LIST of a release row
   cuwheel compat x.whl --gpu "RTX 4090" --driver 580
   cuwheel gpus A100                     compute capability of a GPU
+  cuwheel init --from dist/x.whl        a starting cuwheel.toml from a wheel's contents
 
 exit status: 0 ok, 1 findings / does not run, 2 unusable input or usage.
 """
