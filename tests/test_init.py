@@ -86,7 +86,9 @@ def test_init_writes_a_config_plan_uses_from_below(
     os.chdir(deep)
     assert main(["plan", "--train", "cu126", "--platform", "linux-x86_64", "-f", "json"]) == 0
     plan = json.loads(capsys.readouterr().out)
-    assert plan["row"]["platform"] == "linux-x86_64" and plan["row"]["cuda"] == ["12.6"]
+    assert plan["row_definition"]["platform"] == "linux-x86_64"
+    assert plan["row_definition"]["cuda"] == ["12.6"]
+    assert plan["config"] == str(cwd / "cuwheel.toml")
     assert main(["plan", "--train", "cu126", "--platform", "linux-x86_64", "--config",
                  os.devnull]) == 2  # (the built-in rows have no such row: the file is used)
 
