@@ -219,6 +219,13 @@ def test_json_format(served: Served, tmp_path: Path) -> None:
 
     assert (doc["schema"], doc["version"]) == ("cuwheel-toolkit", 1)
     jsonschema.Draft202012Validator(load_schema("toolkit")).validate(doc)
+    # -o FILE and -q as on every command: the same document in the file, nothing on stdout
+    code, out, _ = toolkit(served, tmp_path, "--format", "json", "-o", str(tmp_path / "t.json"))
+    again = json.loads((tmp_path / "t.json").read_text())
+    assert (code, out) == (0, "") and again["prefix"] == doc["prefix"]
+    assert again["changed"] is False  # already assembled: up to date
+    code, out, _ = toolkit(served, tmp_path, "-q")
+    assert (code, out) == (0, "")
 
 
 # ---------------------------------------------------------------------- refusals

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from cuwheel.cli._common import add_output, check_output_path, write_output
 from cuwheel.errors import ToolkitError
 from cuwheel.plan.emit import sh_lines
 from cuwheel.render.envelope import envelope
@@ -44,8 +45,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--prefix", required=True, help="directory to assemble the toolkit in")
     p.add_argument("--source", choices=("redist", "wheels"), default=None,
                    help="redist archives (default) or NVIDIA's wheels on the index")  # fmt: skip
-    p.add_argument("--format", "-f", choices=FORMATS, default="env",
-                   help="env: KEY=VALUE for $GITHUB_ENV; sh: quoted exports; json")  # fmt: skip
+    add_output(p, FORMATS, default="env",
+               help="env: KEY=VALUE for $GITHUB_ENV; sh: quoted exports; json: the lock, "
+               "the prefix and the env (data/toolkit.schema.json)")  # fmt: skip
     p.add_argument(
         "--base-url",
         help="where redistrib_<version>.json lives: a mirror URL, file:// URL or directory "
@@ -119,6 +121,9 @@ def _locked_lock(args: argparse.Namespace) -> Any:
 def _run(args: argparse.Namespace) -> int:
     from cuwheel.toolkit import Cache, env_lines, install, resolve
 
+    if args.output:
+        check_output_path(args.output)
+
     cache = Cache.at(args.cache)
     if args.jobs < 1:
         raise ToolkitError("--jobs must be at least 1")
@@ -168,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
             "changed": result.changed,
             "env": dict(line.split("=", 1) for line in lines),
         }
-        print(dumps(doc, indent=2))
+        write_output(args, dumps(doc, indent=2) + "\n")
     else:
-        print("\n".join(sh_lines(lines) if args.format == "sh" else lines))
+        write_output(args, "\n".join(sh_lines(lines) if args.format == "sh" else lines) + "\n")
     return 0
