@@ -493,14 +493,15 @@ class ElfReader:
                 break
             entries += len(parts)
             (facts.rpath if tag == DT_RPATH else facts.runpath).extend(parts)
+        split = None
         if self._dynsym_data is not None:
             # .dynsym's string table (sh_link) is .dynstr, which DT_STRTAB already gave.
-            facts.exported = _defined_symbols(self._dynsym_data, names, self._cls,
-                                              self.anomalies)
-        self._versions(facts, names)
+            split = _split_dynsym(self._dynsym_data, self._cls)
+            facts.exported = _defined_symbols(split, names, self.anomalies)
+        self._versions(facts, names, split)
         return facts
 
-    def _versions(self, facts: ElfFacts, names: StringTable) -> None:
+    def _versions(self, facts: ElfFacts, names: StringTable, split: _Dynsym | None) -> None:
         """Symbol versioning: .gnu.version_r and .gnu.version_d give each version index a
         name (and, for a requirement, the library); .gnu.version gives each .dynsym entry
         its index.  Every record is bounds-checked; a damaged table is an anomaly and the
@@ -517,31 +518,61 @@ class ElfReader:
             count = self._version_at[SHT_GNU_VERDEF][2]
             facts.version_defs = _version_defs(data, count, names, index, budget,
                                                self.anomalies)
-        if self._dynsym_data is not None:
+        if split is not None:
             facts.undefined = _undefined_symbols(
-                self._dynsym_data, self._version_data.get(SHT_GNU_VERSYM), index, names,
-                self._cls, self.anomalies,
+                split, self._version_data.get(SHT_GNU_VERSYM), index, names, self.anomalies,
             )  # fmt: skip
 
 
-def _defined_symbols(data: bytes, names: StringTable, cls: int,
-                     anomalies: Anomalies) -> list[str]:
-    """Names of the defined GLOBAL / WEAK / UNIQUE symbols, in table order, once each."""
-    offsets: list[int] = []
-    keep = offsets.append
-    usable = len(data) - len(data) % (24 if cls == 2 else 16)
+@dataclass
+class _Dynsym:
+    """One pass over .dynsym: the name offsets of the defined GLOBAL / WEAK / UNIQUE
+    symbols, and (table index, name offset, weak) of the undefined GLOBAL / WEAK ones,
+    each list cut at its limit (``*_over``: more were there)."""
+
+    count: int  # entries in the table
+    defined: list[int]
+    defined_over: bool
+    undefined: list[tuple[int, int, bool]]
+    undefined_over: bool
+
+
+def _split_dynsym(data: bytes, cls: int) -> _Dynsym:
+    width = 24 if cls == 2 else 16
+    usable = len(data) - len(data) % width
     fmt, at = ("<IBBHQQ", (0, 1, 3)) if cls == 2 else ("<IIIBBH", (0, 3, 5))
     i_name, i_info, i_shndx = at
-    for rec in struct.iter_unpack(fmt, data[:usable]):
+    defined: list[int] = []
+    undefined: list[tuple[int, int, bool]] = []
+    d_over = u_over = False
+    for i, rec in enumerate(struct.iter_unpack(fmt, data[:usable])):
+        off = rec[i_name]
+        if not off:
+            continue
+        bind = rec[i_info] >> 4
         # st_shndx 0 is SHN_UNDEF; binding 1 GLOBAL, 2 WEAK, 10 GNU_UNIQUE
-        if rec[i_name] and rec[i_shndx] and (rec[i_info] >> 4) in (1, 2, 10):
-            if len(offsets) >= MAX_SYMBOLS:
-                anomalies.add(f".dynsym: more than {MAX_SYMBOLS} defined symbols; the rest "
-                              "are not read")
-                break
-            keep(rec[i_name])
-    get = names.get
-    return list(dict.fromkeys(n for n in map(get, offsets) if n is not None))
+        if rec[i_shndx]:
+            if bind in (1, 2, 10) and not d_over:
+                if len(defined) >= MAX_SYMBOLS:
+                    d_over = True
+                else:
+                    defined.append(off)
+        elif bind in (1, 2) and not u_over:
+            if len(undefined) >= MAX_UNDEFINED:
+                u_over = True
+            else:
+                undefined.append((i, off, bind == 2))
+        if d_over and u_over:
+            break
+    return _Dynsym(usable // width, defined, d_over, undefined, u_over)
+
+
+def _defined_symbols(split: _Dynsym, names: StringTable, anomalies: Anomalies) -> list[str]:
+    """Names of the defined GLOBAL / WEAK / UNIQUE symbols, in table order, once each."""
+    if split.defined_over:
+        anomalies.add(f".dynsym: more than {MAX_SYMBOLS} defined symbols; the rest "
+                      "are not read")
+    return list(dict.fromkeys(n for n in names.many(split.defined) if n is not None))
 
 
 def _version_needs(data: bytes, count: int, names: StringTable,
@@ -627,43 +658,31 @@ def _version_defs(data: bytes, count: int, names: StringTable,
     return out
 
 
-def _undefined_symbols(data: bytes, versym: bytes | None,
+def _undefined_symbols(split: _Dynsym, versym: bytes | None,
                        index: dict[int, tuple[str, str | None]], names: StringTable,
-                       cls: int, anomalies: Anomalies) -> list[UndefinedSymbol]:
+                       anomalies: Anomalies) -> list[UndefinedSymbol]:
     """The undefined GLOBAL / WEAK dynamic symbols in table order, once per (name,
     version), each with the version its .gnu.version entry names (index 0 and 1 are
     local and unversioned; bit 15 marks a hidden version)."""
-    width = 24 if cls == 2 else 16
-    usable = len(data) - len(data) % width
-    fmt, at = ("<IBBHQQ", (0, 1, 3)) if cls == 2 else ("<IIIBBH", (0, 3, 5))
-    i_name, i_info, i_shndx = at
     vers: array[int] = array("H")
     if versym is not None:
         vers.frombytes(versym[: len(versym) - len(versym) % 2])
         if sys.byteorder != "little":  # pragma: no cover - the readers are little-endian
             vers.byteswap()
-        if len(vers) < usable // width:
-            anomalies.add(f".gnu.version: {len(vers)} entries for {usable // width} "
+        if len(vers) < split.count:
+            anomalies.add(f".gnu.version: {len(vers)} entries for {split.count} "
                           "dynamic symbols; the rest are read as unversioned")
     nvers = len(vers)
-    picked: list[tuple[int, int, bool]] = []  # (name offset, version index, weak)
-    for i, rec in enumerate(struct.iter_unpack(fmt, data[:usable])):
-        if rec[i_shndx] or not rec[i_name]:
-            continue
-        bind = rec[i_info] >> 4
-        if bind not in (1, 2):  # GLOBAL, WEAK
-            continue
-        if len(picked) >= MAX_UNDEFINED:
-            anomalies.add(f".dynsym: more than {MAX_UNDEFINED} undefined symbols; the rest "
-                          "are not read")
-            break
-        picked.append((rec[i_name], vers[i] & 0x7FFF if i < nvers else 1, bind == 2))
+    if split.undefined_over:
+        anomalies.add(f".dynsym: more than {MAX_UNDEFINED} undefined symbols; the rest "
+                      "are not read")
+    picked = [(off, vers[i] & 0x7FFF if i < nvers else 1, weak)
+              for i, off, weak in split.undefined]  # (name offset, version index, weak)
     out: list[UndefinedSymbol] = []
     seen: set[tuple[str, int]] = set()
     unknown: int | None = None
-    get = names.get
-    for name_off, ver, weak in picked:
-        name = get(name_off)
+    resolved = names.many(p[0] for p in picked)
+    for (_, ver, weak), name in zip(picked, resolved, strict=True):
         if name is None or (name, ver) in seen:
             continue
         seen.add((name, ver))

@@ -151,6 +151,26 @@ class StringTable:
         cache[off] = value
         return value
 
+    def many(self, offsets: Iterable[int]) -> list[str | None]:
+        """``[self.get(o) for o in offsets]``, with the common case (an offset inside the
+        table, a terminated string within the limit, budget left) in one tight loop that
+        skips the cache: a library exports tens of thousands of names, nearly all at
+        distinct offsets.  A repeated offset is decoded again and charged to the budget
+        again, so the work stays bounded by it (docs/inspect.md#limits)."""
+        data, end, enc = self.data, self.end, self.encoding
+        size, reach, budget = len(data), self.limit + len(self.end), self.budget
+        find, slow = data.find, self.get
+        out: list[str | None] = []
+        keep = out.append
+        for off in offsets:
+            stop = find(end, off, off + reach) if 0 <= off < size and budget.left > 0 else -1
+            if stop < 0:  # outside, cut or over budget: get() records why
+                keep(slow(off))
+                continue
+            keep(data[off:stop].decode(enc, "replace"))
+            budget.left -= stop - off
+        return out
+
 
 class RangeMap(Generic[T]):
     """Point lookups over [start, end) ranges that may overlap: the range given first wins,
