@@ -331,3 +331,31 @@ def test_dc003_counts_the_containers_without_the_ptx(cli, tmp_path: Path) -> Non
     (dc003,) = [f for f in json.loads(out)["wheels"][0]["findings"] if f["code"] == "DC003"]
     assert code == 1 and " in 0 of " not in dc003["message"], dc003
     assert "compute_120" in dc003["message"]
+
+
+def test_check_reports_a_row_error_before_reading_the_wheel(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The row is picked before the wheel is read: a misconfigured CI job fails at once,
+    not after inflating a 500 MB wheel (here the wheel is garbage and never opened)."""
+    junk = tmp_path / f"demo-1.0-{TAG}.whl"
+    junk.write_bytes(b"not a zip at all")
+    code, out, err = cli("check", str(junk), "--row", "no-such-row")
+    assert code == 2 and out == "" and "no-such-row" in err and "zip" not in err, err
+
+
+def test_check_dist_bounds_a_hostile_wheel_file(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed WHEEL file with 400 tags, all three parts distinct: the wheel's name
+    joins them as compressed sets, but its tags are the lines themselves (their product
+    would be 64 million), and a 100 kB tag is cut."""
+    site = tmp_path / "site"
+    _install(site, "cwhostile", "1.0", "py3-none-any", {"cwh/__init__.py": b""})
+    lines = [f"Tag: py{i}-abi{i}-plat{i}" for i in range(400)] + ["Tag: " + "x" * 100_000]
+    (site / "cwhostile-1.0.dist-info" / "WHEEL").write_text("\n".join(lines) + "\n")
+    monkeypatch.syspath_prepend(str(site))
+    from cuwheel.read.inspect import installed_source
+
+    src = installed_source("cwhostile")
+    assert src.wheel is not None and len(src.wheel.tags) == 401
+    assert max(len(t) for t in src.wheel.tags) < 100_000
+    assert src.path.startswith("cwhostile-1.0-py0.py1.")

@@ -172,13 +172,17 @@ def check_wheel(
         raise InputError(p, "not a regular file")
     if not p.endswith(".whl"):
         raise InputError(p, "not a wheel (a wheel file name ends in .whl)")
+    env = os.environ if environ is None else environ
+    # The row first: a configuration error is reported before a 500 MB wheel is read.
+    sel = _select_row(rows, p, train=train, platform=platform, row=row, environ=env,
+                      audit=audit)
     inventory = inspect(p)
     source = inventory.sources[0]
     if source.kind != "wheel" or source.wheel is None:
         why = source.problems[0].message if source.problems else "not a wheel"
         raise InputError(p, why)
-    return _check_read(source, rows, policy, train=train, platform=platform, row=row,
-                       environ=environ, claim=claim, audit=audit, gpus=gpus, index=index)
+    return _check_read(source, sel, policy, train=train, platform=platform, environ=env,
+                       claim=claim, gpus=gpus, index=index)
 
 
 def check_installed(
@@ -201,37 +205,55 @@ def check_installed(
     from cuwheel.read.inspect import installed_source
 
     source = installed_source(name)
-    report = _check_read(source, rows, policy, train=train, platform=platform, row=row,
-                         environ=environ, claim=claim, audit=audit, gpus=gpus, index=index)
+    env = os.environ if environ is None else environ
+    sel = _select_row(rows, source.path, train=train, platform=platform, row=row,
+                      environ=env, audit=audit)
+    report = _check_read(source, sel, policy, train=train, platform=platform, environ=env,
+                         claim=claim, gpus=gpus, index=index)
     note = "an installed distribution, judged as the wheel its WHEEL file's tags name"
     return replace(report, notes=(*report.notes, note))
 
 
-def _check_read(
-    source: Source,
+def _select_row(
     rows: Sequence[Row],
-    policy: CheckPolicy | None,
+    wheel: str,
     *,
     train: str | None,
     platform: str | None,
     row: str | None,
-    environ: Mapping[str, str] | None,
-    claim: Claim | None,
+    environ: Mapping[str, str],
     audit: bool | None,
+) -> Selection | None:
+    """The wheel's row, or None for audit mode (asked for, or no row fits and none was
+    asked for); ConfigError when a row was asked for and none fits."""
+    if audit is True:
+        return None
+    try:
+        return select(rows, train=train, platform=platform, row=row, wheel=wheel,
+                      environ=environ)
+    except ConfigError:
+        asked = train or row or any(environ.get(v) for v in (ENV_ROW, ENV_TRAIN))
+        if audit is False or asked:
+            raise
+        return None
+
+
+def _check_read(
+    source: Source,
+    sel: Selection | None,
+    policy: CheckPolicy | None,
+    *,
+    train: str | None,
+    platform: str | None,
+    environ: Mapping[str, str],
+    claim: Claim | None,
     gpus: str | None,
     index: str | None,
 ) -> WheelReport:
+    """Judge an inspected wheel (or installed distribution) against its selected row, or
+    audit it when ``sel`` is None."""
     assert source.wheel is not None
-    p = source.path
-    env = os.environ if environ is None else environ
-    sel: Selection | None = None
-    if audit is not True:
-        try:
-            sel = select(rows, train=train, platform=platform, row=row, wheel=p, environ=env)
-        except ConfigError:
-            asked = train or row or any(env.get(v) for v in (ENV_ROW, ENV_TRAIN))
-            if audit is False or asked:
-                raise
+    p, env = source.path, environ
     extra: list[Finding] = []
     if index:
         requires = source.wheel.requires_dist

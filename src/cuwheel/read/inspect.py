@@ -28,10 +28,12 @@ from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, Inventory, Problem, Source, WheelInfo
 from cuwheel.read.sources import (
     DEFAULT_LIMITS,
+    MAX_WHEEL_FILE,
     Limits,
     WheelFile,
     read_member,
     read_path,
+    wheel_file_tags,
     wheel_info,
 )
 
@@ -636,17 +638,25 @@ def installed_source(name: str, payload: str = "sample") -> Source:
     except importlib.metadata.PackageNotFoundError:
         raise InputError(name, "no such distribution is installed") from None
     meta = dist.metadata
-    dist_name, version = str(meta["Name"] or name), str(meta["Version"] or "0")
-    wheel_file = dist.read_text("WHEEL")
-    tags = tuple(
-        v.strip() for k, _, v in (line.partition(":") for line in (wheel_file or "").splitlines())
-        if k.strip().lower() == "tag"
-    )[:10_000]  # fmt: skip
-    parts: list[list[str]] = [[], [], []]  # the compressed tag set of a wheel file name
-    for tag in tags or ("py3-none-any",):
+    from cuwheel.read.stream import MAX_NAME
+
+    dist_name = str(meta["Name"] or name)[:MAX_NAME]
+    version = str(meta["Version"] or "0")[:MAX_NAME]
+    # The WHEEL file as RECORD lists it, read as a wheel's is: bounded, tags cut.
+    wheel_file: tuple[str, ...] | None = None
+    for f in dist.files or ():
+        if f.name == "WHEEL" and f.parent.name.endswith(".dist-info"):
+            try:
+                with open(f.locate(), "rb") as fh:
+                    wheel_file = wheel_file_tags(fh.read(MAX_WHEEL_FILE))
+            except OSError:
+                pass
+            break
+    tags = tuple(dict.fromkeys(wheel_file or ("py3-none-any",)))
+    parts: list[dict[str, None]] = [{}, {}, {}]  # the compressed tag set of a file name
+    for tag in tags:
         for i, piece in enumerate(tag.split("-", 2)):
-            if piece not in parts[i]:
-                parts[i].append(piece)
+            parts[i][piece] = None
     filename = "-".join(
         [dist_name.replace("-", "_"), version, *(".".join(p) for p in parts)]
     ) + ".whl"
@@ -674,9 +684,11 @@ def installed_source(name: str, payload: str = "sample") -> Source:
         local = None
     info = WheelInfo(
         name=dist_name, version=version,
-        tags=tuple(sorted({f"{a}-{b}-{c}" for a in parts[0] for b in parts[1] for c in parts[2]})),
+        # The WHEEL file's own lines, not the product of the name's compressed sets: that
+        # product of hostile lines would grow as their count cubed.
+        tags=tuple(sorted(tags)),
         requires_dist=tuple(meta.get_all("Requires-Dist") or ()), local_version=local,
-        wheel_file_tags=tags if wheel_file is not None else None,
+        wheel_file_tags=wheel_file,
         requires_python=meta["Requires-Python"],
     )  # fmt: skip
     return dataclasses.replace(src, wheel=info, binaries=binaries, problems=problems)

@@ -642,7 +642,6 @@ def _wheel_file_tags(wf: WheelFile, meta_name: str | None,
                      problems: list[Problem]) -> tuple[str, ...] | None:
     """The ``Tag:`` lines of ``<name>.dist-info/WHEEL`` (the dist-info of METADATA when
     there is one), each cut to MAX_NAME characters; None when there is no readable WHEEL."""
-    from cuwheel.read.stream import MAX_NAME
 
     if meta_name is not None:
         name: str | None = meta_name.rsplit("/", 1)[0] + "/WHEEL"
@@ -658,8 +657,16 @@ def _wheel_file_tags(wf: WheelFile, meta_name: str | None,
         return None
     if raw is None:
         return None
+    return wheel_file_tags(raw)
+
+
+def wheel_file_tags(raw: bytes) -> tuple[str, ...]:
+    """The ``Tag:`` lines of a WHEEL file's bytes (at most MAX_WHEEL_FILE of them are
+    read), at most MAX_WHEEL_TAGS, each cut to MAX_NAME characters."""
+    from cuwheel.read.stream import MAX_NAME
+
     tags: list[str] = []
-    for line in raw.decode("utf-8", "replace").splitlines():
+    for line in raw[:MAX_WHEEL_FILE].decode("utf-8", "replace").splitlines():
         key, sep, value = line.partition(":")
         if sep and key.strip().lower() == "tag" and len(tags) < MAX_WHEEL_TAGS:
             tags.append(value.strip()[:MAX_NAME])
