@@ -20,7 +20,7 @@ from cuwheel.model.arch import (
     parse_torch_arch_list,
 )
 from cuwheel.model.inventory import Binary, CodeKind
-from cuwheel.rules.library import specialised_only
+from cuwheel.rules.rollup import specialised_only
 from cuwheel.rules.loading import counted_containers
 
 __all__ = [

@@ -18,7 +18,7 @@ from cuwheel.checks.findings import Finding
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import CodeKind, FatbinContainer
-from cuwheel.rules.library import judge_library, specialised_only
+from cuwheel.rules.rollup import judge_library, specialised_only
 from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
@@ -220,7 +220,7 @@ def _loads(ctx: CheckContext, lib: Lib) -> list[Finding]:
         if j.verdict.runs:
             if j.verdict is Verdict.PTX_JIT:
                 jit.append(gpu)
-        elif j.specialised_library:
+        elif j.verdict is Verdict.OTHER_GPUS:
             specialised.append(gpu)
         else:
             failing.append((gpu, j.reason))
