@@ -15,6 +15,12 @@ from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
+from cuwheel.rules.loading import (
+    ContainerVerdict,
+    Verdict,
+    judge_container,
+    link_stub_index,
+)
 from cuwheel.rules.rollup import (
     LibraryVerdict,
     WheelState,
@@ -23,14 +29,7 @@ from cuwheel.rules.rollup import (
     judge_library,
     judge_wheel,
 )
-from cuwheel.rules.loading import (
-    ContainerVerdict,
-    Verdict,
-    judge_container,
-    link_stub_index,
-)
 from cuwheel.rules.runtime import (
-    RuntimeCheck,
     binary_os,
     binary_platform,
     driver_cuda_version,

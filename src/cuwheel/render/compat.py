@@ -19,9 +19,9 @@ from cuwheel.compat import (
     WheelState,
 )
 from cuwheel.model.inventory import member_of
-from cuwheel.rules.rollup import combine_states
 from cuwheel.render.envelope import envelope
 from cuwheel.render.escape import escape_lines, xml_text
+from cuwheel.rules.rollup import combine_states
 
 __all__ = [
     "COLORS",
@@ -184,7 +184,7 @@ def _name(s: SourceVerdict, lv: LibraryVerdict) -> str:
 def _headline(r: TargetReport) -> str:
     t = r.target
     drv = f" with {t.driver}" if t.driver else ""
-    head = f"{t.label}{drv}: {r.state.title}"
+    head = f"{t.label}{drv}: {r.state.heading}"
     if r.state is WheelState.NOTHING:
         return head + " (no device code, no CUDA runtime linked)"
     if r.state is WheelState.UNKNOWN and r.unread:

@@ -134,7 +134,8 @@ def builder_knows(binary: Binary, device: Arch) -> tuple[bool | None, str]:
     if tks:
         tk = max(tks, key=lambda t: (t.major, t.minor))
         knew = (tk.major, tk.minor) >= first.version
-        return knew, f"its cubins were built by CUDA {tk}; CC {device.cc} came with CUDA {first.name}"
+        why = f"its cubins were built by CUDA {tk}; CC {device.cc} came with CUDA {first.name}"
+        return knew, why
     isas = [e.code_version for e in entries if e.kind is CodeKind.PTX]
     if isas:
         rel = catalog.release_for_ptx_isa(max(isas))
@@ -421,8 +422,10 @@ def judge_group(
                 rel = _release_at_or_below(a.cuda)
         if lv.verdict.runs:
             running.append((a, lv))
-        elif rel is not None and not any(x.number == device.number for x in rel.sass) and not (
-            lv.verdict is Verdict.DRIVER
+        elif (
+            rel is not None
+            and not any(x.number == device.number for x in rel.sass)
+            and lv.verdict is not Verdict.DRIVER
         ):
             not_for.append((a, lv))
         else:
@@ -491,7 +494,7 @@ class WheelState(str, Enum):
         return _EXIT[self]
 
     @property
-    def title(self) -> str:
+    def heading(self) -> str:
         return self.value.upper()
 
 

@@ -10,8 +10,9 @@ PTX ISA) and the same toolkit.  The container is copied byte for byte from the r
 (the smallest of its kind) when it is at most ``COPY_LIMIT`` bytes; a larger one is
 rebuilt from the library's smallest real entries of the same kind, architecture and
 version (header and payload copied whole from another container: ``manifest.txt`` says
-which); a PTX text over ``PTX_LIMIT`` keeps only its ``.version`` / ``.target`` lines.  The METADATA's Requires-Dist lines are
-kept.  The real wheels' sha256 are in SOURCES below: the fixture is remade only from those
+which); a PTX text over ``PTX_LIMIT`` keeps only its ``.version`` / ``.target`` lines.
+The METADATA's Requires-Dist lines are kept.  The real wheels' sha256 are in SOURCES
+below: the fixture is remade only from those
 bytes.  Container counts and offsets are not kept (one per kind).
 
 Nothing here is used by cuwheel; the container offsets are read with cuwheel's inspect.
