@@ -122,11 +122,15 @@ def test_cli_leads_with_the_culprit_and_the_gpu_asked(run_cli) -> None:  # type:
 # ---------------------------------------------------------------------------- shapes
 
 
+# the PTX ISA each toolkit emits (PTX ISA release notes): CUDA 10.2 -> 6.5, 12.8 -> 8.7
+_ISA = {(10, 2): (6, 5), (12, 8): (8, 7), None: (8, 0)}
+
+
 def _entry(name: str, tk: tuple[int, int] | None = None) -> FatbinEntry:
     ptx = name.startswith("compute_")
     arch = Arch.parse(name.split("_", 1)[1] if ptx else name)
     return FatbinEntry(
-        0, CodeKind.PTX if ptx else CodeKind.SASS, arch, (8, 0) if ptx else (1, 8), 0, 64,
+        0, CodeKind.PTX if ptx else CodeKind.SASS, arch, _ISA[tk] if ptx else (1, 8), 0, 64,
         64, Compression.NONE, 0, 64, "linux", False,
         toolkit=Tk(*tk, "tkinfo") if tk and not ptx else None, kernels=True,
     )  # fmt: skip

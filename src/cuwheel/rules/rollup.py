@@ -117,9 +117,11 @@ def builder_knows(binary: Binary, device: Arch) -> tuple[bool | None, str]:
     """Could the toolkit that built ``binary`` know CC ``device`` (so that its host code
     could pick kernels around it)?  True / False / None (nothing tells), and the evidence.
 
-    Evidence, strongest first: code for this GPU or a newer one; the toolkit recorded in
-    its cubins (the newest); the PTX ISA it carries (a lower bound); the major of the CUDA
-    runtime it links (bounds the release from above)."""
+    The newest toolkit that built it is at least each of: the toolkit recorded in its
+    cubins, the release of its newest PTX ISA, the first release of the CUDA runtime major
+    it links (``libcudart.so.12`` comes from a 12.x toolkit), and one that builds for the
+    newest GPU it has code for.  When that lower bound knows the GPU: True.  When it does
+    not and the cubins' notes or the runtime major bound it from above: False."""
     first = _first_release(device)
     entries = [e for _, c in counted_containers(binary) for e in c.entries]
     if any(
@@ -129,31 +131,33 @@ def builder_knows(binary: Binary, device: Arch) -> tuple[bool | None, str]:
         return True, f"it carries code for CC {device.cc} or newer"
     if first is None:
         return False, f"no CUDA release in the catalog builds for CC {device.cc}"
+    bounds: list[tuple[tuple[int, int], str]] = []  # (lower bound, evidence)
     tks = [c.toolkit for _, c in counted_containers(binary) if c.toolkit is not None]
     tks += [e.toolkit for e in entries if e.toolkit is not None]
     if tks:
         tk = max(tks, key=lambda t: (t.major, t.minor))
-        knew = (tk.major, tk.minor) >= first.version
-        why = f"its cubins were built by CUDA {tk}; CC {device.cc} came with CUDA {first.name}"
-        return knew, why
+        bounds.append(((tk.major, tk.minor), f"its cubins were built by CUDA {tk}"))
     isas = [e.code_version for e in entries if e.kind is CodeKind.PTX]
-    if isas:
-        rel = catalog.release_for_ptx_isa(max(isas))
-        if rel is not None and rel.version >= first.version:
-            return True, f"its PTX ISA needs CUDA {rel.name}+, which knows CC {device.cc}"
+    isa_rel = catalog.release_for_ptx_isa(max(isas)) if isas else None
+    if isa_rel is not None:
+        bounds.append((isa_rel.version, f"its PTX ISA needs CUDA {isa_rel.name}+"))
     majors = [m for m, _ in runtime_majors(binary)]
-    if majors:
-        newest = max(
-            (r for r in catalog.releases() if r.major == max(majors)),
-            key=lambda r: r.version,
-            default=None,
-        )
-        if newest is not None and newest.version < first.version:
-            return False, (
-                f"it links the CUDA {max(majors)} runtime; CC {device.cc} came with CUDA "
-                f"{first.name}"
-            )
-    return None, "nothing tells which toolkit built it"
+    same = [r for r in catalog.releases() if majors and r.major == max(majors)]
+    if same:
+        bounds.append((min(r.version for r in same), f"it links the CUDA {max(majors)} runtime"))
+    if not bounds:
+        return None, "nothing tells which toolkit built it"
+    low, why = max(bounds)
+    came = f"CC {device.cc} came with CUDA {first.name}"
+    if low >= first.version:
+        return True, f"{why}; {came}"
+    # bounded from above: a toolkit note names the release; a runtime major its last one
+    upper = [(t.major, t.minor) for t in tks]
+    if same:
+        upper.append(max(r.version for r in same))
+    if upper and max(upper) < first.version:
+        return False, f"{why}; {came}"
+    return None, f"{why}, which may be before {came.split(' came')[0]}"
 
 
 # ---------------------------------------------------------------------------- a library
