@@ -33,7 +33,7 @@ COMMANDS: dict[str, int] = {
     "compat-matrix": 3,
     "explain": 1,
     "gpus": 1,
-    "scan-summary": 1,
+    "scan-summary": 2,
     "toolkit": 1,
 }
 
