@@ -180,16 +180,16 @@ def _codes(cvs: Iterable[ContainerVerdict], limit: int = 6) -> str:
 
 
 def _gap(c: FatbinContainer, device: Arch) -> str:
-    """A container with no code for ``device``: "other" (arch-specific code, or code for a
-    newer GPU: a specialisation) or "older" (plain code for older GPUs only)."""
+    """A container with no code for ``device``: "other" (arch-specific code, code for a
+    newer GPU, or code for the other side of the desktop / Tegra divide: a
+    specialisation) or "older" (plain code for older GPUs of this GPU's side only)."""
     code = [e.arch for e in c.entries if e.kind in (CodeKind.SASS, CodeKind.PTX)]
-    if all(a.variant for a in code):
+    plain = [a for a in code if not a.variant]
+    if any(a.number > device.number for a in plain):
         return "other"
-    if any(a.number > device.number for a in code if not a.variant):
-        return "other"
-    if is_tegra(device) and not any(is_tegra(a) for a in code):
-        return "other"  # desktop code beside a Tegra build: a build for other machines
-    return "older"
+    if any(a.number < device.number and is_tegra(a) == is_tegra(device) for a in plain):
+        return "older"
+    return "other"
 
 
 def judge_library(
