@@ -1,14 +1,21 @@
-"""Dependency checks (DEP, Linux rows): every linked CUDA library is provided by a declared
-requirement of the row's CUDA major (or bundled), and nothing CUDA is declared in vain."""
+"""Dependency checks (DEP): every linked CUDA library is provided by a declared requirement
+of the row's CUDA major (or bundled), nothing CUDA is declared in vain (Linux rows); a carrier
+requirement (torch) admits only releases whose PyPI wheels carry the linked CUDA major, and a
+library of another Python package (``libtorch_cuda.so``, ``c10.dll``) comes with a requirement
+on that package (every platform)."""
 
 from __future__ import annotations
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
 from cuwheel.checks._libs import cuda_links
 from cuwheel.checks.codes import Severity
-from cuwheel.checks.context import CheckContext, Declared
+from cuwheel.checks.context import CheckContext, Declared, Lib
 from cuwheel.checks.findings import Finding
+from cuwheel.knowledge import catalog
 
-__all__ = ["check_dependencies", "provider"]
+__all__ = ["check_carried_majors", "check_dependencies", "check_package_libraries", "provider"]
 
 
 def provider(ctx: CheckContext, name: str, major: int | None = None) -> Declared | None:
@@ -29,12 +36,15 @@ def _with_extra(ctx: CheckContext, name: str, major: int) -> Declared | None:
     return None
 
 
-def _hint(ctx: CheckContext, name: str, major: int | None) -> str:
-    from cuwheel.knowledge import catalog
-
+def _hint(ctx: CheckContext, name: str, major: int | None, lib: Lib | None = None) -> str:
     comps = [c for c in catalog.find_library(name, major, ctx.os)]
     if not comps:
         return ""
+    carrier = _carrier_linked(ctx, lib) if lib is not None else None
+    if carrier is not None:
+        return (f"; the library links {carrier}'s libraries: require {carrier}, whose CUDA "
+                f"builds carry {name} (a requirement on {comps[0].requirement} would load a "
+                "second copy beside it)")
     if ctx.plan.row.dependencies == "none":
         return "; the row declares no dependencies: bundle it or link it statically"
     near = [
@@ -86,7 +96,7 @@ def check_dependencies(ctx: CheckContext) -> list[Finding]:
                 out.append(ctx.finding(
                     "DEP001",
                     f"links {name}, which no requirement provides and the wheel does not ship"
-                    + why + _hint(ctx, name, major),
+                    + why + _hint(ctx, name, major, lib),
                     lib.name,
                     Severity.INFO if ctx.optional(lib) else None,
                 ))  # fmt: skip
@@ -131,3 +141,164 @@ def check_dependencies(ctx: CheckContext) -> list[Finding]:
                 f"{', '.join(unused)}",
             ))  # fmt: skip
     return out
+
+
+def _carrier_linked(ctx: CheckContext, lib: Lib) -> str | None:
+    """A carrier package (torch) whose own libraries ``lib`` links, by name."""
+    cat = catalog.load_catalog()
+    for name in lib.binary.needed:
+        pkg = cat.package_of(name, ctx.os)
+        if pkg is not None and (c := cat.carrier(pkg.name)) is not None and ctx.os in c.os:
+            return pkg.name
+    return None
+
+
+def check_package_libraries(ctx: CheckContext) -> list[Finding]:
+    """DEP009: a library of another Python package (not NVIDIA's) is linked, neither
+    shipped nor required: it loads only where that package happens to be installed and
+    imported first."""
+    cat = catalog.load_catalog()
+    out: list[Finding] = []
+    for lib in ctx.loadable_libs():
+        missing: dict[str, list[str]] = {}
+        for name in lib.binary.needed:
+            pkg = cat.package_of(name, ctx.os)
+            if pkg is None or ctx.ships(name) is not None:
+                continue
+            if any(d.name == pkg.name and d.applies for d in ctx.declared):
+                continue
+            missing.setdefault(pkg.name, []).append(name)
+        for pkg_name, names in missing.items():
+            under = next((d for d in ctx.declared if d.name == pkg_name), None)
+            why = (
+                f"; {under.label} is declared only under a marker or extra that is false here"
+                if under is not None
+                else ""
+            )
+            out.append(ctx.finding(
+                "DEP009",
+                f"links {', '.join(names)} ({pkg_name}'s), but the wheel does not require "
+                f"{pkg_name}{why}: it loads only where {pkg_name} is installed and imported "
+                f"first; require {pkg_name}",
+                lib.name,
+            ))  # fmt: skip
+    return out
+
+
+def _key(v: str) -> Version:
+    return Version(v)
+
+
+def check_carried_majors(ctx: CheckContext) -> list[Finding]:
+    """DEP008: CUDA libraries that only a carrier requirement puts in place (torch's own
+    requirements install them), where the requirement's version range admits carrier
+    releases whose default PyPI wheel on this platform carries another CUDA major, or none
+    (packages.toml ``[[carrier_build]]``, read from the wheels)."""
+    if ctx.is_cpu or ctx.platform is None or ctx.plan.row.dependencies == "none":
+        return []
+    plat = ctx.platform.name
+    # requirement -> CUDA major -> (library, linked name)
+    needs: dict[Declared, dict[int, list[tuple[str, str]]]] = {}
+    for lib in ctx.loadable_libs():
+        major = ctx.train_of(lib).major
+        if major is None:
+            continue
+        for name, comps in cuda_links(ctx, lib):
+            if not any(c.major == major for c in comps) or ctx.ships(name) is not None:
+                continue
+            if any(
+                d.applies and any(c.major == major and c.ships(name, ctx.os) for c in d.components)
+                for d in ctx.declared
+            ):
+                continue  # an NVIDIA requirement of this major installs it
+            d = next((d for d in ctx.declared
+                      if d.applies and any(c.ships(name, ctx.os) for c in d.carried)), None)
+            if d is not None:
+                needs.setdefault(d, {}).setdefault(major, []).append((lib.name, name))
+    out: list[Finding] = []
+    cat = catalog.load_catalog()
+    for d, by_major in needs.items():
+        carrier = cat.carrier(d.name)
+        builds = carrier.build_majors(plat) if carrier is not None else {}
+        try:
+            spec = Requirement(d.text).specifier
+        except InvalidRequirement:
+            continue
+        admitted: dict[str, int] = {}
+        for r, m in builds.items():
+            try:
+                if spec.contains(r, prereleases=True):
+                    admitted[r] = m
+            except InvalidVersion:
+                continue
+        if not admitted:
+            continue  # no release the data knows: nothing to say
+        order = sorted(admitted, key=_key)
+        newest = order[-1]
+        for major, links in sorted(by_major.items()):
+            other = [r for r in order if admitted[r] != major]
+            if not other:
+                continue
+            names = sorted({n for _, n in links})
+            nlibs = len({lib for lib, _ in links})
+            what = (f"{', '.join(names)} (CUDA {major}, linked by {nlibs} "
+                    f"librar{'y' if nlibs == 1 else 'ies'})")
+            if all(admitted[r] == 0 for r in order):
+                out.append(ctx.finding(
+                    "DEP008",
+                    f"{d.label} is what puts {what} in place, but every {d.name} release it "
+                    f"admits ({_span(order)}) is CPU-only on PyPI for {plat}: those come only "
+                    f"with a CUDA {major} build of {d.name} from its own index (a +cuXYZ local "
+                    "version); say so in the install instructions",
+                    None,
+                    Severity.WARNING,
+                ))  # fmt: skip
+                continue
+            groups = _groups(order, admitted)
+            spread = "; ".join(
+                f"{'CPU-only' if m == 0 else f'CUDA {m}'} in {_span(rs)}" for m, rs in groups
+            )
+            fix = _range_for(order, admitted, builds, major, d.name)
+            pip = (
+                f"pip installs the newest, {newest} "
+                f"({'CPU-only' if admitted[newest] == 0 else f'CUDA {admitted[newest]}'}), "
+                "where these libraries do not load"
+                if admitted[newest] != major
+                else "older releases it admits do not carry them"
+            )
+            out.append(ctx.finding(
+                "DEP008",
+                f"{d.label} is what puts {what} in place, but the {d.name} releases it admits "
+                f"ship on PyPI for {plat}: {spread}; {pip}; {fix}",
+                None,
+                None if admitted[newest] != major else Severity.WARNING,
+            ))  # fmt: skip
+    return out
+
+
+def _span(releases: list[str]) -> str:
+    return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
+
+
+def _groups(order: list[str], majors: dict[str, int]) -> list[tuple[int, list[str]]]:
+    """Consecutive runs of releases with one CUDA major."""
+    out: list[tuple[int, list[str]]] = []
+    for r in order:
+        if out and out[-1][0] == majors[r]:
+            out[-1][1].append(r)
+        else:
+            out.append((majors[r], [r]))
+    return out
+
+
+def _range_for(order: list[str], admitted: dict[str, int], builds: dict[str, int],
+               major: int, name: str) -> str:
+    """The requirement that admits only releases carrying ``major`` (those the data knows)."""
+    good = [r for r in order if admitted[r] == major]
+    if not good:
+        return (f"no {name} release it admits carries CUDA {major}: build against the CUDA "
+                f"major of the {name} releases you support")
+    everything = sorted(builds, key=_key)
+    after = [r for r in everything if _key(r) > _key(good[-1]) and builds[r] != major]
+    spec = f">={good[0]}" + (f",<{after[0]}" if after else "")
+    return f"require {name}{spec} (its releases that carry CUDA {major})"

@@ -11,7 +11,11 @@ from cuwheel.checks.claims import Claim, claim_from_gpus
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.cpu import check_cpu
-from cuwheel.checks.dependencies import check_dependencies
+from cuwheel.checks.dependencies import (
+    check_carried_majors,
+    check_dependencies,
+    check_package_libraries,
+)
 from cuwheel.checks.devicecode import check_device_code, check_has_device_code
 from cuwheel.checks.driver import check_driver
 from cuwheel.checks.findings import Finding, Stats, WheelReport
@@ -50,6 +54,8 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("device-code", check_device_code),
     ("cpu", check_cpu),
     ("dependencies", check_dependencies),
+    ("carried-majors", check_carried_majors),
+    ("package-libraries", check_package_libraries),
     ("runpaths", check_runpaths),
     ("driver", check_driver),
     ("windows", check_windows),
