@@ -1,0 +1,118 @@
+"""Dependencies as pip and the loader see them, on published torch extensions: a torch
+requirement whose range admits torch releases of another CUDA major (DEP008), torch's own
+libraries linked without requiring torch (DEP009), and torch as the carrier of the CUDA DLLs
+on Windows.  The fixtures copy the real wheels' relevant members: their Requires-Dist lines
+as published, and gcc-built libraries with the same DT_NEEDED lists
+(tests/data/build_deps.sh).  Which torch release carries which CUDA major was read from
+torch's own wheels on PyPI (torch/version.py and METADATA; data/packages.toml
+[[carrier_build]]): linux-x86_64 CUDA 11 in 1.13.0-2.0.1, 12 in 2.1.0-2.10.0, 13 from
+2.11.0; linux-aarch64 CPU-only before 2.11.0; win-amd64 CPU-only in every release."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import checkwheels as cw
+from cuwheel.checks import check_wheel
+from cuwheel.checks.findings import Finding, WheelReport
+from cuwheel.config import parse_config
+
+# auto_gptq 0.7.1 and autoawq_kernels 0.0.9 (cp311 manylinux2014_x86_64 and win_amd64)
+AUTO_GPTQ_REQUIRES = ("torch >=1.13.0", "safetensors", "transformers >=4.31.0")
+LINUX = "cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64"
+
+
+def audit(tmp_path: Path, spec: cw.Spec) -> WheelReport:
+    cfg = parse_config({}, "test")
+    return check_wheel(spec.build(tmp_path), cfg.rows, cfg.check, environ={}, audit=True)
+
+
+def found(report: WheelReport, code: str) -> list[Finding]:
+    return [f for f in report.findings if f.code == code]
+
+
+def torch_ext(requires: tuple[str, ...], fixture: str = "deps_torchext_cu12.so",
+              tag: str = LINUX) -> cw.Spec:
+    return cw.Spec({"autogptq_cuda_64.cpython-311-x86_64-linux-gnu.so": cw.fixture(fixture)},
+                   "0.7.1", tag, requires, name="auto_gptq")
+
+
+def test_torch_range_admits_cuda_11_and_13(tmp_path: Path) -> None:
+    """auto_gptq 0.7.1: a CUDA 12 extension requiring `torch >=1.13.0`.  pip installs the
+    newest torch (CUDA 13 since 2.11.0), where libcudart.so.12 is nowhere: an error, with the
+    range whose releases carry CUDA 12."""
+    report = audit(tmp_path, torch_ext(AUTO_GPTQ_REQUIRES))
+    (f,) = found(report, "DEP008")
+    assert f.severity.name == "ERROR"
+    assert "libcudart.so.12" in f.message
+    assert "CUDA 11 in 1.13.0-2.0.1" in f.message and "CUDA 13 in 2.11.0-" in f.message
+    assert "require torch>=2.1.0,<2.11.0" in f.message
+    assert not found(report, "DEP001") and not found(report, "DEP009")
+
+
+def test_a_range_of_cuda_12_releases_is_satisfiable(tmp_path: Path) -> None:
+    report = audit(tmp_path, torch_ext(("torch>=2.1.0,<2.11.0",)))
+    assert not found(report, "DEP008"), [f.line() for f in report.findings]
+
+
+def test_only_older_releases_of_another_major(tmp_path: Path) -> None:
+    """A CUDA 13 rebuild requiring torch>=2.0: pip's pick carries CUDA 13, the older
+    releases the range admits do not: a warning."""
+    report = audit(tmp_path, torch_ext(("torch>=2.0",), "deps_torchext_cu13.so"))
+    (f,) = found(report, "DEP008")
+    assert f.severity.name == "WARNING" and "require torch>=2.11.0 " in f.message
+
+
+def test_xformers_035_records_cu128_and_admits_cuda_13(tmp_path: Path) -> None:
+    """xformers 0.0.35 (py39-none-manylinux_2_28_x86_64): built against torch 2.10.0+cu128
+    (xformers/cpp_lib.json), links libcudart.so.12, requires `torch>=2.10`."""
+    spec = cw.Spec({"xformers/_C.so": cw.fixture("deps_torchext_cu12.so")}, "0.0.35",
+                   "py39-none-manylinux_2_28_x86_64", ("torch>=2.10", "numpy"),
+                   name="xformers")
+    (f,) = found(audit(tmp_path, spec), "DEP008")
+    assert "CUDA 12 in 2.10.0; CUDA 13 in 2.11.0-" in f.message
+    assert "require torch>=2.10.0,<2.11.0" in f.message
+
+
+def test_aarch64_torch_was_cpu_only_before_2_11(tmp_path: Path) -> None:
+    """On linux-aarch64 torch's PyPI wheels carry CUDA only from 2.11.0 (CUDA 13): a CUDA 13
+    library requiring torch>=2.5 gets no CUDA from the older releases it admits."""
+    spec = cw.linux_aarch64_cu13()
+    spec = cw.Spec({"pkg/lib/libpkg_cuda.so": spec.members["pkg/lib/libpkg_cuda.so"]}, "1.0",
+                   spec.tag, ("torch>=2.5",))
+    (f,) = found(audit(tmp_path, spec), "DEP008")
+    assert f.severity.name == "WARNING"
+    assert "CPU-only in 2.5.0-2.10.0" in f.message and "require torch>=2.11.0" in f.message
+
+
+def test_windows_torch_carries_the_cuda_dlls(tmp_path: Path) -> None:
+    """auto_gptq 0.7.1 win_amd64 imports cublas64_12.dll and cudart64_12.dll, which torch's
+    CUDA builds ship in torch/lib: requiring torch, that is no WIN002.  But every torch that
+    PyPI has for Windows is CPU-only: a warning that the CUDA build must come from
+    PyTorch's own index.  (win_sm80_86.dll imports the CUDA 13 pair.)"""
+    dll = cw.fixture("win_sm80_86.dll")
+    spec = cw.Spec({"pkg/pkg_cuda.dll": dll}, "1.0", "cp311-cp311-win_amd64",
+                   AUTO_GPTQ_REQUIRES)
+    report = audit(tmp_path, spec)
+    assert not found(report, "WIN002"), [f.line() for f in report.findings]
+    (f,) = found(report, "DEP008")
+    assert f.severity.name == "WARNING" and "CPU-only on PyPI for win-amd64" in f.message
+    bare = audit(tmp_path, cw.Spec({"pkg/pkg_cuda.dll": dll}, "1.0", "cp311-cp311-win_amd64"))
+    assert found(bare, "WIN002") and not found(bare, "DEP008")
+
+
+def test_torchao_links_torch_without_requiring_it(tmp_path: Path) -> None:
+    """torchao 0.9.0 (cp39-abi3 manylinux): torchao/_C.abi3.so links libc10.so,
+    libtorch*.so and libcudart.so.12, and its METADATA requires torch under no condition:
+    DEP009, and DEP001 says torch is what carries libcudart."""
+    spec = cw.Spec({"torchao/_C.abi3.so": cw.fixture("deps_torchext_cu12.so")}, "0.9.0",
+                   "cp39-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64",
+                   ('pytest==7.4.0; extra == "dev"',), name="torchao")
+    report = audit(tmp_path, spec)
+    (f,) = found(report, "DEP009")
+    assert "libc10.so, libtorch_cpu.so, libtorch_python.so, libc10_cuda.so" in f.message
+    (dep,) = found(report, "DEP001")
+    assert "require torch" in dep.message
+    fixed = audit(tmp_path, cw.Spec(spec.members, "0.9.0", spec.tag, ("torch>=2.1,<2.11",),
+                                    name="torchao"))
+    assert not found(fixed, "DEP009") and not found(fixed, "DEP001")
