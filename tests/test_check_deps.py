@@ -116,3 +116,22 @@ def test_torchao_links_torch_without_requiring_it(tmp_path: Path) -> None:
     fixed = audit(tmp_path, cw.Spec(spec.members, "0.9.0", spec.tag, ("torch>=2.1,<2.11",),
                                     name="torchao"))
     assert not found(fixed, "DEP009") and not found(fixed, "DEP001")
+
+
+def test_a_soname_major_alone_names_no_release(tmp_path: Path) -> None:
+    """hostcudart.so links libcudart.so.13 and holds no device code: CUDA 13 is all it
+    says, so its train is "CUDA 13 (release unknown)", not the newest 13.x; a pin of the
+    wheel's requirements names the release; the host-only module beside it (no device
+    code, no CUDA library) gets no train at all, even with the pin."""
+    members = {"pkg/_cuda.so": cw.fixture("hostcudart.so"),
+               "pkg/_C.so": cw.fixture("hostonly.so")}
+    spec = cw.Spec(members, "1.0", "cp311-cp311-manylinux_2_28_x86_64", ("torch>=2.11",))
+    notes = audit(tmp_path, spec).notes
+    assert "pkg/_cuda.so: train CUDA 13 (release unknown) (links libcudart.so.13 (release "\
+           "unknown))" in notes, notes
+    assert not any(n.startswith("pkg/_C.so") for n in notes), notes
+    pinned = cw.Spec(members, "1.0", spec.tag, ("cuda-toolkit[cudart]==13.0.3",))
+    notes = audit(tmp_path, pinned).notes
+    assert any(n.startswith("pkg/_cuda.so: train cu130 (links libcudart.so.13, cuda-toolkit")
+               for n in notes), notes
+    assert not any(n.startswith("pkg/_C.so") for n in notes), notes

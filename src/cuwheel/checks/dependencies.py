@@ -59,6 +59,12 @@ def _hint(ctx: CheckContext, name: str, major: int | None, lib: Lib | None = Non
 
 
 def check_dependencies(ctx: CheckContext) -> list[Finding]:
+    """Every DEP judgment that needs no package index (DEP007 does: checks/index.py)."""
+    return _declared_cuda(ctx) + check_carried_majors(ctx) + check_package_libraries(ctx)
+
+
+def _declared_cuda(ctx: CheckContext) -> list[Finding]:
+    """DEP001-DEP006 (Linux rows)."""
     if ctx.is_cpu or ctx.os != "linux" or ctx.major is None:
         return []
     out: list[Finding] = []

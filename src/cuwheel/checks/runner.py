@@ -11,11 +11,7 @@ from cuwheel.checks.claims import Claim, claim_from_gpus
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.cpu import check_cpu
-from cuwheel.checks.dependencies import (
-    check_carried_majors,
-    check_dependencies,
-    check_package_libraries,
-)
+from cuwheel.checks.dependencies import check_dependencies
 from cuwheel.checks.devicecode import check_device_code, check_has_device_code
 from cuwheel.checks.driver import check_driver
 from cuwheel.checks.findings import Finding, Stats, WheelReport
@@ -54,8 +50,6 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("device-code", check_device_code),
     ("cpu", check_cpu),
     ("dependencies", check_dependencies),
-    ("carried-majors", check_carried_majors),
-    ("package-libraries", check_package_libraries),
     ("runpaths", check_runpaths),
     ("driver", check_driver),
     ("windows", check_windows),
@@ -136,9 +130,8 @@ def _audit_notes(ctx: CheckContext) -> tuple[str, ...]:
     out = []
     for lib in ctx.loadable_libs():
         t = ctx.train_of(lib)
-        if lib.runtime_containers() or t.release is not None:
-            name = t.release.train if t.release else "unknown"
-            out.append(f"{lib.name}: train {name} ({t.evidence})")
+        if lib.runtime_containers() or t.major is not None:
+            out.append(f"{lib.name}: train {t.describe()} ({t.evidence})")
     return tuple(out)
 
 
@@ -313,12 +306,21 @@ def audit_plan(
         requires = source.wheel.requires_dist if source.wheel else ()
         guesses = [infer_train(b, requires) for b in source.binaries]
         found = Counter(g.release for g in guesses if g.release is not None)
+        majors = Counter(g.major_only for g in guesses if g.major_only is not None)
         cuda = any(b.containers for b in source.binaries) or any(
             runtime_majors(b) for b in source.binaries
         )
         if found:
             release = max(found.items(), key=lambda kv: (kv[1], kv[0].version))[0]
             chosen, train_from = Train(release), "what its libraries say"
+        elif majors:
+            # only sonames say the major: the row needs a release, the libraries keep theirs
+            # unknown (their notes say "CUDA 13 (release unknown)")
+            major = max(majors.items(), key=lambda kv: (kv[1], kv[0]))[0]
+            release = [r for r in catalog.releases() if r.major == major][-1]
+            chosen, train_from = Train(release), f"only sonames of CUDA {major}"
+            notes.append(f"no library names its CUDA {major} release; the wheel is judged as "
+                         f"{release.train}, each library as CUDA {major} (release unknown)")
         elif cuda:
             release = catalog.releases()[-1]
             chosen, train_from = Train(release), "nothing (the newest release is assumed)"

@@ -25,10 +25,21 @@ __all__ = ["LibraryTrain", "infer_train", "pinned_release", "release_of"]
 class LibraryTrain:
     release: Release | None
     evidence: str  # what says so, for reports
+    # The CUDA major alone, where only a linked soname says it (libcudart.so.13): which
+    # 13.x built the library is unknown, so ``release`` is None.
+    major_only: int | None = None
 
     @property
     def major(self) -> int | None:
-        return self.release.major if self.release else None
+        return self.release.major if self.release else self.major_only
+
+    def describe(self) -> str:
+        """``cu124``, ``CUDA 13 (release unknown)`` or ``none``."""
+        if self.release is not None:
+            return self.release.train
+        if self.major_only is not None:
+            return f"CUDA {self.major_only} (release unknown)"
+        return "none"
 
 
 def _release(major: int, minor: int | None) -> Release | None:
@@ -69,8 +80,16 @@ def pinned_release(requires: Sequence[str]) -> tuple[Release, str] | None:
 
 def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
     """The train of one library: its cubins' toolkit (major.minor) where it agrees with the
-    runtime it links, else the linked runtime's major (minor from the requirements' pins),
-    else the requirements alone; ``release`` None when nothing says."""
+    runtime it links, else the linked runtime's major (minor from the requirements' pins;
+    without one the major alone, ``major_only``: never a guessed release), else the
+    requirements alone; none for a binary with no CUDA at all (no device code, no CUDA
+    library linked) or when nothing says."""
+    from cuwheel.checks._libs import is_cuda_link  # _libs reads the check context
+
+    if not binary.containers and not any(is_cuda_link(n) for n in binary.needed) and not (
+        binary.soname and is_cuda_link(binary.soname)
+    ):
+        return LibraryTrain(None, "no CUDA in this binary")
     links = runtime_majors(binary)
     link_major = max((m for m, _ in links), default=None)
     link_lib = next((lib for m, lib in links if m == link_major), None)
@@ -83,10 +102,9 @@ def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
             why = f"cubins built by CUDA {tk}" + (f", links {link_lib}" if link_lib else "")
             return LibraryTrain(r, why)
     if link_major is not None:
-        minor = pin[0].minor if pin and pin[0].major == link_major else None
-        r = _release(link_major, minor)
-        why = f"links {link_lib}" + (f", {pin[1]}" if minor is not None and pin else "")
-        return LibraryTrain(r, why)
+        if pin is not None and pin[0].major == link_major:
+            return LibraryTrain(pin[0], f"links {link_lib}, {pin[1]}")
+        return LibraryTrain(None, f"links {link_lib} (release unknown)", link_major)
     if pin is not None:
         return LibraryTrain(pin[0], pin[1])
     return LibraryTrain(None, "nothing names a CUDA train")
