@@ -45,6 +45,9 @@ def test_torch_range_admits_cuda_11_and_13(tmp_path: Path) -> None:
     (f,) = found(report, "DEP008")
     assert f.severity.name == "ERROR"
     assert "libcudart.so.12" in f.message
+    # its C++ API binds it to one torch minor release; 1.13 and 2.0 ... 2.15 are 17
+    (abi,) = found(report, "DEP010")
+    assert abi.severity.name == "WARNING" and "admits 17 minor releases" in abi.message
     assert "CUDA 11 in 1.13.0-2.0.1" in f.message and "CUDA 13 in 2.11.0-" in f.message
     assert "require torch>=2.1.0,<2.11.0" in f.message
     assert not found(report, "DEP001") and not found(report, "DEP009")
@@ -63,15 +66,52 @@ def test_only_older_releases_of_another_major(tmp_path: Path) -> None:
     assert f.severity.name == "WARNING" and "require torch>=2.11.0 " in f.message
 
 
+def xformers(requires: tuple[str, ...], torch: str = "2.10.0+cu128",
+             fixture: str = "deps_stableabi_cu12.so") -> cw.Spec:
+    """xformers 0.0.35 (py39-none-manylinux_2_28_x86_64): its cpp_lib.json as published
+    (the build's torch and CUDA), its _C.so's links (stable ABI only)."""
+    record = ('{"version": {"cuda": 1208, "hip": null, "torch": "%s", "python": "3.10.19"}, '
+              '"env": {"TORCH_CUDA_ARCH_LIST": "7.5 8.0+PTX 8.0 9.0a"}}' % torch)
+    return cw.Spec({"xformers/_C.so": cw.fixture(fixture),
+                    "xformers/cpp_lib.json": record.encode()}, "0.0.35",
+                   "py39-none-manylinux_2_28_x86_64", requires, name="xformers")
+
+
 def test_xformers_035_records_cu128_and_admits_cuda_13(tmp_path: Path) -> None:
-    """xformers 0.0.35 (py39-none-manylinux_2_28_x86_64): built against torch 2.10.0+cu128
-    (xformers/cpp_lib.json), links libcudart.so.12, requires `torch>=2.10`."""
-    spec = cw.Spec({"xformers/_C.so": cw.fixture("deps_torchext_cu12.so")}, "0.0.35",
-                   "py39-none-manylinux_2_28_x86_64", ("torch>=2.10", "numpy"),
-                   name="xformers")
-    (f,) = found(audit(tmp_path, spec), "DEP008")
+    """xformers 0.0.35: built against torch 2.10.0+cu128 (xformers/cpp_lib.json), links
+    libcudart.so.12, requires `torch>=2.10`: every torch from 2.11.0 carries CUDA 13.  Its
+    _C.so uses only torch's stable C shim: no release-bound symbol, no DEP010."""
+    report = audit(tmp_path, xformers(("torch>=2.10", "numpy")))
+    (f,) = found(report, "DEP008")
     assert "CUDA 12 in 2.10.0; CUDA 13 in 2.11.0-" in f.message
     assert "require torch>=2.10.0,<2.11.0" in f.message
+    assert "built against 2.10.0+cu128: xformers/cpp_lib.json" in f.message
+    assert not found(report, "DEP010"), [x.line() for x in report.findings]
+
+
+def test_a_requirement_that_excludes_the_recorded_build(tmp_path: Path) -> None:
+    report = audit(tmp_path, xformers(("torch>=2.11",)))
+    (f,) = found(report, "DEP010")
+    assert f.severity.name == "ERROR" and "2.10.0+cu128 (xformers/cpp_lib.json)" in f.message
+
+
+def test_cxx_api_pinned_to_its_build(tmp_path: Path) -> None:
+    """xformers 0.0.33.post2: C++ API, built against 2.9.1+cu128, requires torch==2.9.1:
+    nothing to say.  The same under torch>=2.9: the range admits 2.9 ... 2.15."""
+    spec = xformers(("torch==2.9.1",), "2.9.1+cu128", "deps_torchext_cu12.so")
+    report = audit(tmp_path, spec)
+    assert not found(report, "DEP010") and not found(report, "DEP008"), \
+        [f.line() for f in report.findings]
+    (f,) = found(audit(tmp_path, xformers(("torch>=2.9",), "2.9.1+cu128",
+                                          "deps_torchext_cu12.so")), "DEP010")
+    assert f.severity.name == "WARNING" and "require torch==2.9.*" in f.message
+
+
+def test_a_cpp_lib_json_that_is_no_record(tmp_path: Path) -> None:
+    for junk in (b"[" * 100_000, b"\xff\xfe", b'{"version": {"torch": 2}}', b"{}" * 40_000):
+        spec = xformers(("torch>=2.11",))
+        spec = spec.with_member("xformers/cpp_lib.json", junk)
+        assert not found(audit(tmp_path, spec), "DEP010"), junk[:10]
 
 
 def test_aarch64_torch_was_cpu_only_before_2_11(tmp_path: Path) -> None:

@@ -15,7 +15,10 @@ from cuwheel.checks.context import CheckContext, Declared, Lib
 from cuwheel.checks.findings import Finding
 from cuwheel.knowledge import catalog
 
-__all__ = ["check_carried_majors", "check_dependencies", "check_package_libraries", "provider"]
+__all__ = [
+    "check_carried_majors", "check_dependencies", "check_package_libraries",
+    "check_recorded_builds", "provider",
+]  # fmt: skip
 
 
 def provider(ctx: CheckContext, name: str, major: int | None = None) -> Declared | None:
@@ -60,7 +63,8 @@ def _hint(ctx: CheckContext, name: str, major: int | None, lib: Lib | None = Non
 
 def check_dependencies(ctx: CheckContext) -> list[Finding]:
     """Every DEP judgment that needs no package index (DEP007 does: checks/index.py)."""
-    return _declared_cuda(ctx) + check_carried_majors(ctx) + check_package_libraries(ctx)
+    return (_declared_cuda(ctx) + check_carried_majors(ctx) + check_package_libraries(ctx)
+            + check_recorded_builds(ctx))
 
 
 def _declared_cuda(ctx: CheckContext) -> list[Finding]:
@@ -265,6 +269,11 @@ def check_carried_majors(ctx: CheckContext) -> list[Finding]:
                 f"{'CPU-only' if m == 0 else f'CUDA {m}'} in {_span(rs)}" for m, rs in groups
             )
             fix = _range_for(order, admitted, builds, major, d.name)
+            wheel = ctx.source.wheel
+            record = next((r for r in (wheel.build_records if wheel else ())
+                           if r.package == d.name), None)
+            if record is not None:
+                fix += f" (the wheel says it was built against {record.version}: {record.member})"
             pip = (
                 f"pip installs the newest, {newest} "
                 f"({'CPU-only' if admitted[newest] == 0 else f'CUDA {admitted[newest]}'}), "
@@ -308,3 +317,69 @@ def _range_for(order: list[str], admitted: dict[str, int], builds: dict[str, int
     after = [r for r in everything if _key(r) > _key(good[-1]) and builds[r] != major]
     spec = f">={good[0]}" + (f",<{after[0]}" if after else "")
     return f"require {name}{spec} (its releases that carry CUDA {major})"
+
+
+def check_recorded_builds(ctx: CheckContext) -> list[Finding]:
+    """DEP010: a requirement on a package whose libraries the wheel links, judged against
+    the build its binaries need: the release the wheel records it was built against
+    (xformers' cpp_lib.json) must be admitted (error), and binaries that import the
+    package's release-bound symbols (torch's C++ API) need the range to admit one minor
+    release only (warning; ELF only: PE imports by name are not read)."""
+    wheel = ctx.source.wheel
+    if wheel is None:
+        return []
+    cat = catalog.load_catalog()
+    out: list[Finding] = []
+    for d in ctx.declared:
+        pkg = next((p for p in cat.package_libraries if p.name == d.name), None)
+        if pkg is None or not d.applies:
+            continue
+        try:
+            spec = Requirement(d.text).specifier
+        except InvalidRequirement:
+            continue
+        records = [r for r in wheel.build_records if r.package == d.name]
+        for r in records:
+            try:
+                built = Version(r.version)
+            except InvalidVersion:
+                continue
+            if not spec.contains(built.public, prereleases=True):
+                out.append(ctx.finding(
+                    "DEP010",
+                    f"built against {d.name} {r.version} ({r.member}), but requires "
+                    f"{d.label}, which excludes it: pip never installs the {d.name} these "
+                    "binaries were built for",
+                    None,
+                    Severity.ERROR,
+                ))  # fmt: skip
+        bound: list[tuple[str, str]] = []  # (library, first release-bound symbol)
+        for lib in ctx.loadable_libs():
+            if not any(pkg.ships(n, ctx.os) for n in lib.binary.needed):
+                continue
+            sym = next((u.name for u in lib.binary.undefined if pkg.release_bound(u.name)), None)
+            if sym is not None:
+                bound.append((lib.name, sym))
+        carrier = cat.carrier(d.name)
+        known = sorted({r for b in (carrier.builds if carrier else ()) for r in b.releases},
+                       key=_key)
+        admitted = [r for r in known if spec.contains(r, prereleases=True)]
+        minors = sorted({_key(r).release[:2] for r in admitted})
+        if not bound or len(minors) < 2:
+            continue
+        built_for = next((r for r in records), None)
+        if built_for is not None:
+            b = Version(built_for.version)
+            fix = (f"built against {built_for.version} ({built_for.member}): require "
+                   f"{d.name}=={b.major}.{b.minor}.*")
+        else:
+            fix = f"require the {d.name} minor release they were built against (==X.Y.*)"
+        lib0, sym0 = bound[0]
+        out.append(ctx.finding(
+            "DEP010",
+            f"{len(bound)} librar{'y uses' if len(bound) == 1 else 'ies use'} {d.name}'s C++ "
+            f"API ({sym0} in {lib0}), whose ABI is one {d.name} release's, but {d.label} "
+            f"admits {len(minors)} minor releases ({_span(admitted)}): with another, the "
+            f"import fails with 'undefined symbol'; {fix}",
+        ))  # fmt: skip
+    return out

@@ -242,6 +242,13 @@ class PackageLibraries:
     linux: tuple[str, ...]  # file name patterns
     windows: tuple[str, ...]
     source: str
+    # Patterns of the package's dynamic symbols whose ABI is one release's (torch's C++ API
+    # c10:: / at:: / torch::): a binary importing them is bound to the release it was
+    # built against.
+    release_bound_symbols: tuple[str, ...] = ()
+
+    def release_bound(self, symbol: str) -> bool:
+        return any(fnmatch.fnmatchcase(symbol, p) for p in self.release_bound_symbols)
 
     def ships(self, library: str, os: str | None) -> bool:
         names = self.linux if os == "linux" else self.windows if os == "windows" else ()
@@ -254,10 +261,12 @@ def load_package_libraries(data: Mapping[str, Any], chk: Checker
     for i, raw in enumerate(tables(data, "package_library", chk)):
         where = f"package_library[{i}]"
         f = chk.fields(raw, where, {"name": str, "linux": list, "windows": list,
-                                    "source": str, "note": str})
-        if len(f) < 5:
+                                    "source": str, "note": str},
+                       {"release_bound_symbols": list, "release_bound_note": str})
+        if not {"name", "linux", "windows", "source"} <= f.keys():
             continue
         out.append(PackageLibraries(
-            f["name"], tuple(f["linux"]), tuple(f["windows"]), source_mark(chk, where, f["source"])
+            f["name"], tuple(f["linux"]), tuple(f["windows"]),
+            source_mark(chk, where, f["source"]), tuple(f.get("release_bound_symbols", ())),
         ))  # fmt: skip
     return tuple(out)
