@@ -10,6 +10,7 @@ torch's own wheels on PyPI (torch/version.py and METADATA; data/packages.toml
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import checkwheels as cw
@@ -70,8 +71,9 @@ def xformers(requires: tuple[str, ...], torch: str = "2.10.0+cu128",
              fixture: str = "deps_stableabi_cu12.so") -> cw.Spec:
     """xformers 0.0.35 (py39-none-manylinux_2_28_x86_64): its cpp_lib.json as published
     (the build's torch and CUDA), its _C.so's links (stable ABI only)."""
-    record = ('{"version": {"cuda": 1208, "hip": null, "torch": "%s", "python": "3.10.19"}, '
-              '"env": {"TORCH_CUDA_ARCH_LIST": "7.5 8.0+PTX 8.0 9.0a"}}' % torch)
+    record = json.dumps({"version": {"cuda": 1208, "hip": None, "torch": torch,
+                                     "python": "3.10.19"},
+                         "env": {"TORCH_CUDA_ARCH_LIST": "7.5 8.0+PTX 8.0 9.0a"}})
     return cw.Spec({"xformers/_C.so": cw.fixture(fixture),
                     "xformers/cpp_lib.json": record.encode()}, "0.0.35",
                    "py39-none-manylinux_2_28_x86_64", requires, name="xformers")
