@@ -7,6 +7,7 @@ CUDA requirements (``nvidia-cuda-runtime-cu12==12.6.77``, ``cuda-toolkit==13.0.3
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ from cuwheel.model.inventory import Binary
 from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
 
-__all__ = ["LibraryTrain", "infer_train", "pinned_release", "release_of"]
+__all__ = ["LibraryTrain", "infer_train", "pinned_release", "release_of", "wheel_release"]
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,23 @@ def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
     if pin is not None:
         return LibraryTrain(pin[0], pin[1])
     return LibraryTrain(None, "nothing names a CUDA train")
+
+
+def wheel_release(trains: Sequence[LibraryTrain]) -> tuple[Release, str | None] | None:
+    """The one release a wheel's libraries point at, for a wheel-level row: the most common
+    named release (ties: the newest); else, where only sonames name a major, the newest
+    release of the most common such major, with a note saying the release is unknown;
+    None when no library says anything."""
+    found = Counter(t.release for t in trains if t.release is not None)
+    if found:
+        return max(found.items(), key=lambda kv: (kv[1], kv[0].version))[0], None
+    majors = Counter(t.major_only for t in trains if t.major_only is not None)
+    if not majors:
+        return None
+    major = max(majors.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    release = [r for r in catalog.releases() if r.major == major][-1]
+    return release, (f"no library names its CUDA {major} release; the wheel is judged as "
+                     f"{release.train}, each library as CUDA {major} (release unknown)")
 
 
 def release_of(train: str) -> Release:
