@@ -177,3 +177,20 @@ def test_a_soname_major_alone_names_no_release(tmp_path: Path) -> None:
     assert any(n.startswith("pkg/_cuda.so: train cu130 (links libcudart.so.13, cuda-toolkit")
                for n in notes), notes
     assert not any(n.startswith("pkg/_C.so") for n in notes), notes
+
+
+def test_a_windows_extension_importing_torch_without_requiring_it(tmp_path: Path) -> None:
+    """win_sm80_86.dll with its cudart64_13.dll import renamed to c10.dll (in place, as
+    checkwheels.patch does): a torch extension's imports of cuBLAS and torch's c10.dll.
+    Without a torch requirement: DEP009 for c10.dll, and WIN002 for cuBLAS says that torch
+    is what would carry it; requiring torch answers both."""
+    dll = cw.patch(cw.fixture("win_sm80_86.dll"), b"cudart64_13.dll", b"c10.dll")
+    bare = cw.Spec({"pkg/pkg_cuda.dll": dll}, "1.0", "cp311-cp311-win_amd64")
+    report = audit(tmp_path, bare)
+    (f,) = found(report, "DEP009")
+    assert "c10.dll" in f.message
+    (w,) = found(report, "WIN002")
+    assert "cublas64_13.dll" in w.message and "require torch" in w.message
+    report = audit(tmp_path, cw.Spec(bare.members, "1.0", bare.tag, ("torch>=2.11",)))
+    assert not found(report, "DEP009") and not found(report, "WIN002"), \
+        [x.line() for x in report.findings]

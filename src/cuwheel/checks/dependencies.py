@@ -16,8 +16,8 @@ from cuwheel.checks.findings import Finding
 from cuwheel.knowledge import catalog
 
 __all__ = [
-    "check_carried_majors", "check_dependencies", "check_package_libraries",
-    "check_recorded_builds", "provider",
+    "carrier_linked", "check_carried_majors", "check_dependencies",
+    "check_package_libraries", "check_recorded_builds", "provider",
 ]  # fmt: skip
 
 
@@ -43,7 +43,7 @@ def _hint(ctx: CheckContext, name: str, major: int | None, lib: Lib | None = Non
     comps = [c for c in catalog.find_library(name, major, ctx.os)]
     if not comps:
         return ""
-    carrier = _carrier_linked(ctx, lib) if lib is not None else None
+    carrier = carrier_linked(ctx, lib) if lib is not None else None
     if carrier is not None:
         return (f"; the library links {carrier}'s libraries: require {carrier}, whose CUDA "
                 f"builds carry {name} (a requirement on {comps[0].requirement} would load a "
@@ -153,7 +153,7 @@ def _declared_cuda(ctx: CheckContext) -> list[Finding]:
     return out
 
 
-def _carrier_linked(ctx: CheckContext, lib: Lib) -> str | None:
+def carrier_linked(ctx: CheckContext, lib: Lib) -> str | None:
     """A carrier package (torch) whose own libraries ``lib`` links, by name."""
     cat = catalog.load_catalog()
     for name in lib.binary.needed:
