@@ -194,3 +194,21 @@ def test_a_windows_extension_importing_torch_without_requiring_it(tmp_path: Path
     report = audit(tmp_path, cw.Spec(bare.members, "1.0", bare.tag, ("torch>=2.11",)))
     assert not found(report, "DEP009") and not found(report, "WIN002"), \
         [x.line() for x in report.findings]
+
+
+def test_one_library_per_cuda_major(tmp_path: Path) -> None:
+    """bitsandbytes 0.50.2 (py3-none-manylinux_2_24_aarch64, Requires-Dist `torch<3,>=2.4`)
+    ships a library per CUDA version and loads the one of the installed torch's CUDA: on
+    aarch64 every torch it admits is CPU-only (2.4-2.10) or CUDA 13 (2.11-), and its CUDA 13
+    library serves the latter.  Here the Orin library (libcudart.so.12) beside the aarch64
+    CUDA 13 one: nothing to say.  The CUDA 12 library alone: pip's torch cannot load it."""
+    arm = cw.linux_aarch64_cu13()
+    members = {"bitsandbytes/libbitsandbytes_cuda126.so": cw.fixture("row_orin_cu126.so"),
+               "bitsandbytes/libbitsandbytes_cuda130.so": arm.members["pkg/lib/libpkg_cuda.so"]}
+    spec = cw.Spec(members, "0.50.2", "py3-none-manylinux_2_24_aarch64", ("torch<3,>=2.4",),
+                   name="bitsandbytes")
+    report = audit(tmp_path, spec)
+    assert not found(report, "DEP008"), [f.line() for f in report.findings]
+    alone = spec.without("bitsandbytes/libbitsandbytes_cuda130.so")
+    (f,) = found(audit(tmp_path, alone), "DEP008")
+    assert f.severity.name == "ERROR" and "no torch release it admits carries CUDA 12" in f.message

@@ -202,8 +202,12 @@ def _key(v: str) -> Version:
 def check_carried_majors(ctx: CheckContext) -> list[Finding]:
     """DEP008: CUDA libraries that only a carrier requirement puts in place (torch's own
     requirements install them), where the requirement's version range admits carrier
-    releases whose default PyPI wheel on this platform carries another CUDA major, or none
-    (packages.toml ``[[carrier_build]]``, read from the wheels)."""
+    releases whose default PyPI wheel on this platform carries a CUDA major that none of
+    them links, or none (packages.toml ``[[carrier_build]]``, read from the wheels).
+
+    A wheel whose libraries link several majors (bitsandbytes' one library per CUDA
+    version) works with any admitted release whose major one of them links; a CPU-only
+    release then counts against it only where one major is linked."""
     if ctx.is_cpu or ctx.platform is None or ctx.plan.row.dependencies == "none":
         return []
     plat = ctx.platform.name
@@ -227,6 +231,7 @@ def check_carried_majors(ctx: CheckContext) -> list[Finding]:
                 needs.setdefault(d, {}).setdefault(major, []).append((lib.name, name))
     out: list[Finding] = []
     cat = catalog.load_catalog()
+    wheel = ctx.source.wheel
     for d, by_major in needs.items():
         carrier = cat.carrier(d.name)
         builds = carrier.build_majors(plat) if carrier is not None else {}
@@ -245,49 +250,52 @@ def check_carried_majors(ctx: CheckContext) -> list[Finding]:
             continue  # no release the data knows: nothing to say
         order = sorted(admitted, key=_key)
         newest = order[-1]
-        for major, links in sorted(by_major.items()):
-            other = [r for r in order if admitted[r] != major]
-            if not other:
-                continue
-            names = sorted({n for _, n in links})
-            nlibs = len({lib for lib, _ in links})
-            what = (f"{', '.join(names)} (CUDA {major}, linked by {nlibs} "
-                    f"librar{'y' if nlibs == 1 else 'ies'})")
-            if all(admitted[r] == 0 for r in order):
-                out.append(ctx.finding(
-                    "DEP008",
-                    f"{d.label} is what puts {what} in place, but every {d.name} release it "
-                    f"admits ({_span(order)}) is CPU-only on PyPI for {plat}: those come only "
-                    f"with a CUDA {major} build of {d.name} from its own index (a +cuXYZ local "
-                    "version); say so in the install instructions",
-                    None,
-                    Severity.WARNING,
-                ))  # fmt: skip
-                continue
-            groups = _groups(order, admitted)
-            spread = "; ".join(
-                f"{'CPU-only' if m == 0 else f'CUDA {m}'} in {_span(rs)}" for m, rs in groups
-            )
-            fix = _range_for(order, admitted, builds, major, d.name)
-            wheel = ctx.source.wheel
-            record = next((r for r in (wheel.build_records if wheel else ())
-                           if r.package == d.name), None)
-            if record is not None:
-                fix += f" (the wheel says it was built against {record.version}: {record.member})"
-            pip = (
-                f"pip installs the newest, {newest} "
-                f"({'CPU-only' if admitted[newest] == 0 else f'CUDA {admitted[newest]}'}), "
-                "where these libraries do not load"
-                if admitted[newest] != major
-                else "older releases it admits do not carry them"
-            )
+        linked = set(by_major)
+        what = "; ".join(
+            f"{', '.join(sorted({n for _, n in links}))} (CUDA {m}, "
+            f"{len({lib for lib, _ in links})} librar"
+            f"{'y' if len({lib for lib, _ in links}) == 1 else 'ies'})"
+            for m, links in sorted(by_major.items())
+        )
+        if all(admitted[r] == 0 for r in order):
+            cuda = "/".join(str(m) for m in sorted(linked))
             out.append(ctx.finding(
                 "DEP008",
-                f"{d.label} is what puts {what} in place, but the {d.name} releases it admits "
-                f"ship on PyPI for {plat}: {spread}; {pip}; {fix}",
+                f"{d.label} is what puts {what} in place, but every {d.name} release it "
+                f"admits ({_span(order)}) is CPU-only on PyPI for {plat}: those come only "
+                f"with a CUDA {cuda} build of {d.name} from its own index (a +cuXYZ local "
+                "version); say so in the install instructions",
                 None,
-                None if admitted[newest] != major else Severity.WARNING,
+                Severity.WARNING,
             ))  # fmt: skip
+            continue
+        missed = [r for r in order
+                  if admitted[r] not in linked and (admitted[r] != 0 or len(linked) == 1)]
+        if not missed:
+            continue
+        spread = "; ".join(
+            f"{'CPU-only' if m == 0 else f'CUDA {m}'} in {_span(rs)}"
+            for m, rs in _groups(order, admitted)
+        )
+        fix = _range_for(order, admitted, builds, linked, d.name)
+        record = next((r for r in (wheel.build_records if wheel else ())
+                       if r.package == d.name), None)
+        if record is not None:
+            fix += f" (the wheel says it was built against {record.version}: {record.member})"
+        pip = (
+            f"pip installs the newest, {newest} "
+            f"({'CPU-only' if admitted[newest] == 0 else f'CUDA {admitted[newest]}'}), "
+            "where these libraries do not load"
+            if newest in missed
+            else f"with the older {_span(missed)} these libraries do not load"
+        )
+        out.append(ctx.finding(
+            "DEP008",
+            f"{d.label} is what puts {what} in place, but the {d.name} releases it admits "
+            f"ship on PyPI for {plat}: {spread}; {pip}; {fix}",
+            None,
+            None if newest in missed else Severity.WARNING,
+        ))  # fmt: skip
     return out
 
 
@@ -307,16 +315,18 @@ def _groups(order: list[str], majors: dict[str, int]) -> list[tuple[int, list[st
 
 
 def _range_for(order: list[str], admitted: dict[str, int], builds: dict[str, int],
-               major: int, name: str) -> str:
-    """The requirement that admits only releases carrying ``major`` (those the data knows)."""
-    good = [r for r in order if admitted[r] == major]
+               majors: set[int], name: str) -> str:
+    """The requirement that admits only releases carrying one of ``majors`` (of those the
+    data knows)."""
+    cuda = "/".join(str(m) for m in sorted(majors))
+    good = [r for r in order if admitted[r] in majors]
     if not good:
-        return (f"no {name} release it admits carries CUDA {major}: build against the CUDA "
+        return (f"no {name} release it admits carries CUDA {cuda}: build against the CUDA "
                 f"major of the {name} releases you support")
     everything = sorted(builds, key=_key)
-    after = [r for r in everything if _key(r) > _key(good[-1]) and builds[r] != major]
+    after = [r for r in everything if _key(r) > _key(good[-1]) and builds[r] not in majors]
     spec = f">={good[0]}" + (f",<{after[0]}" if after else "")
-    return f"require {name}{spec} (its releases that carry CUDA {major})"
+    return f"require {name}{spec} (its releases that carry CUDA {cuda})"
 
 
 def check_recorded_builds(ctx: CheckContext) -> list[Finding]:

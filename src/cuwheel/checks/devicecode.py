@@ -207,11 +207,11 @@ def _loads(ctx: CheckContext, lib: Lib) -> list[Finding]:
     jit: list[Arch] = []
     specialised: list[Arch] = []
     gpus = ctx.claim.gpus
-    release = ctx.train_of(lib).release
-    if ctx.claim.source == IMPLICIT and release is not None:
+    train = ctx.train_of(lib)
+    if ctx.claim.source == IMPLICIT and train.major is not None:
         # a library is not asked about GPUs its own train's nvcc cannot build
         # (bitsandbytes' CUDA 13 library and the sm_60 code of its CUDA 11.8 one)
-        gpus = tuple(g for g in gpus if release.accepts(g))
+        gpus = tuple(g for g in gpus if train.can_build(g))
     for gpu in gpus:
         cvs = [judge_container(c, gpu, os=os, stub=i == stub) for i, c in enumerate(b.containers)]
         j = judge_library(b, cvs, gpu)
