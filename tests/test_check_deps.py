@@ -110,7 +110,8 @@ def test_cxx_api_pinned_to_its_build(tmp_path: Path) -> None:
 
 
 def test_a_cpp_lib_json_that_is_no_record(tmp_path: Path) -> None:
-    for junk in (b"[" * 100_000, b"\xff\xfe", b'{"version": {"torch": 2}}', b"{}" * 40_000):
+    for junk in (b"[" * 100_000, b"\xff\xfe", b'{"version": {"torch": 2}}', b"{}" * 40_000,
+                 b'{"version": {"torch": "not a version"}}'):
         spec = xformers(("torch>=2.11",))
         spec = spec.with_member("xformers/cpp_lib.json", junk)
         assert not found(audit(tmp_path, spec), "DEP010"), junk[:10]
@@ -212,3 +213,11 @@ def test_one_library_per_cuda_major(tmp_path: Path) -> None:
     alone = spec.without("bitsandbytes/libbitsandbytes_cuda130.so")
     (f,) = found(audit(tmp_path, alone), "DEP008")
     assert f.severity.name == "ERROR" and "no torch release it admits carries CUDA 12" in f.message
+
+
+def test_a_record_that_is_no_version(tmp_path: Path) -> None:
+    """A cpp_lib.json whose torch is no version names no build: the C++ API judgment
+    stands without it."""
+    spec = xformers(("torch>=2.9",), "not a version", "deps_torchext_cu12.so")
+    (f,) = found(audit(tmp_path, spec), "DEP010")
+    assert f.severity.name == "WARNING" and "(==X.Y.*)" in f.message

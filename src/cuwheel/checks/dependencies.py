@@ -14,6 +14,7 @@ from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Declared, Lib
 from cuwheel.checks.findings import Finding
 from cuwheel.knowledge import catalog
+from cuwheel.model.inventory import BuildRecord
 
 __all__ = [
     "carrier_linked", "check_carried_majors", "check_dependencies",
@@ -348,12 +349,14 @@ def check_recorded_builds(ctx: CheckContext) -> list[Finding]:
             spec = Requirement(d.text).specifier
         except InvalidRequirement:
             continue
-        records = [r for r in wheel.build_records if r.package == d.name]
-        for r in records:
+        records: list[tuple[BuildRecord, Version]] = []
+        for r in wheel.build_records:
             try:
-                built = Version(r.version)
+                if r.package == d.name:
+                    records.append((r, Version(r.version)))
             except InvalidVersion:
                 continue
+        for r, built in records:
             if not spec.contains(built.public, prereleases=True):
                 out.append(ctx.finding(
                     "DEP010",
@@ -377,10 +380,9 @@ def check_recorded_builds(ctx: CheckContext) -> list[Finding]:
         minors = sorted({_key(r).release[:2] for r in admitted})
         if not bound or len(minors) < 2:
             continue
-        built_for = next((r for r in records), None)
-        if built_for is not None:
-            b = Version(built_for.version)
-            fix = (f"built against {built_for.version} ({built_for.member}): require "
+        if records:
+            r, b = records[0]
+            fix = (f"built against {r.version} ({r.member}): require "
                    f"{d.name}=={b.major}.{b.minor}.*")
         else:
             fix = f"require the {d.name} minor release they were built against (==X.Y.*)"
