@@ -100,6 +100,17 @@ CASES: dict[str, tuple[cw.Spec, cw.Spec, dict[str, Any], list[dict[str, Any]] | 
               replace(ARM.with_member("pkg/lib/libpkg_cuda.so", cw.fixture("arm64_sm90.so")),
                       requires=()), {},
               [{**ARM_ROW, "sass": ["sm_90", "sm_100"], "profile": "audit"}], {}, {"DC007"}),
+    # audit profile: two_tu.so's TU1 (sm_80 / sm_86) has nothing for the claimed 9.0 while
+    # TU2 (sm_90 ...) does, from a toolkit that knew 9.0: runs only if it dispatches
+    "DC008": (X86, X86.with_member("pkg/_C_two.so", cw.fixture("two_tu.so")), {},
+              [{**X86_ROW, "sass": ["sm_80", "sm_90"], "ptx": "none", "profile": "audit"}], {},
+              {"DC008", "RP001"}),
+    # one library per CUDA version: the 12.8 variant (sm_80 only, no PTX) lacks 9.0, which
+    # CUDA 12.8 builds; the 13.0 variant (all-major) runs there
+    "DC009": (X86, X86.with_member("pkg/lib/libk_cuda128.so", cw.fixture("sm80only.so"))
+              .with_member("pkg/lib/libk_cuda130.so", cw.fixture("allmajor.so")), {},
+              [{**X86_ROW, "sass": ["sm_80", "sm_90"], "ptx": "none", "profile": "audit"}], {},
+              {"DC009", "DC003", "RP001"}),
     "CPU001": (CPU, CPU.with_member("pkg/k.fatbin", cw.fixture("k86.fatbin")), {}, None, {},
                {"CPU001"}),
     "CPU002": (CPU, CPU.with_member("pkg/_C.so", cw.fixture("hostcudart.so")), {}, None, {},

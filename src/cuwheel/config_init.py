@@ -350,8 +350,8 @@ def _member(source: Source, b: Binary) -> str:
 
 def _native(b: Binary, gpu: Arch) -> bool:
     """The library runs on CC ``gpu`` from its own SASS (by the loading rules check uses)."""
-    from cuwheel.rules.library import judge_library
     from cuwheel.rules.loading import Verdict, judge_container, link_stub_index
+    from cuwheel.rules.rollup import judge_library
     from cuwheel.rules.runtime import binary_os
 
     os_ = binary_os(b)
@@ -390,8 +390,8 @@ def _read_wheel(path: str) -> _Facts:
     from cuwheel.checks.trains import infer_train, wheel_release
     from cuwheel.plan.select import parse_wheel_name
     from cuwheel.read.inspect import inspect
-    from cuwheel.rules.library import specialised_only
     from cuwheel.rules.loading import counted_containers
+    from cuwheel.rules.rollup import specialised_only
     from cuwheel.rules.runtime import runtime_majors
 
     if os.path.isdir(path):

@@ -24,6 +24,7 @@ from cuwheel.checks.profiles import profile as load_profile
 from cuwheel.checks.trains import LibraryTrain, infer_train, release_of
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Component, Platform
+from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Source
 from cuwheel.plan.rows import Plan
 from cuwheel.rules.loading import counted_containers
@@ -160,6 +161,12 @@ class CheckContext:
             return claim_from_specs(self.plan.targets, f"row {self.plan.row.name!r}")
         plat = self.platform.name if self.platform else None
         return implicit_claim([lib.binary for lib in self.loadable_libs()], plat)
+
+    def carrier_archs(self, lib: Lib) -> tuple[tuple[Arch, ...], str | None]:
+        """GPUs a library claims through its carrier: an extension built against a torch
+        release supports what that torch build supports on its train (the torch build the
+        wheel pins, ``torch==2.7.1+cu128``); ``((), None)`` when nothing pins one."""
+        return (), None
 
     def train_of(self, lib: Lib) -> LibraryTrain:
         """The library's train: the row's (or a row's ``library-trains`` entry), or, in

@@ -15,7 +15,6 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.cuda import Release
-from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary
 from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
@@ -34,15 +33,6 @@ class LibraryTrain:
     @property
     def major(self) -> int | None:
         return self.release.major if self.release else self.major_only
-
-    def can_build(self, arch: Arch) -> bool | None:
-        """Whether the library's nvcc could build ``arch``: its release's, or, with the
-        major alone, any release of that major; None when no train is known."""
-        if self.release is not None:
-            return self.release.accepts(arch)
-        if self.major_only is not None:
-            return any(r.accepts(arch) for r in catalog.releases() if r.major == self.major_only)
-        return None
 
     def describe(self) -> str:
         """``cu124``, ``CUDA 13 (release unknown)`` or ``none``."""
