@@ -180,6 +180,26 @@ CASES: dict[str, tuple[cw.Spec, cw.Spec, dict[str, Any], list[dict[str, Any]] | 
 }
 
 
+# A torch extension (auto_gptq 0.7.1's NEEDED list, tests/data/build_deps.sh) relinked for
+# CUDA 13: torch>=2.11 admits only releases whose PyPI wheels carry CUDA 13 (torch's own
+# METADATA, packages.toml [[carrier_build]]); torch==2.10.* (CUDA 12) does not carry
+# libcudart.so.13.
+TORCH_EXT = X86.with_member("pkg/_ext.so", cw.fixture("deps_torchext_cu13.so"))
+# (torch loads libcudart.so.13 before any extension: no run path needed, no other requirement)
+# Its c10:: symbols bind it to one torch minor release: the good wheels pin 2.11.*.
+TORCH_211 = replace(TORCH_EXT, requires=("torch==2.11.*",))
+CASES.update({
+    "DEP008": (TORCH_211, replace(TORCH_EXT, requires=("torch==2.10.*",)), {}, None, {},
+               {"DEP008"}),
+    # the same extension requiring only cuda-toolkit: libc10.so & co. load from nowhere, and
+    # its libcudart.so.13 now needs a run path into nvidia/cu13/lib
+    "DEP009": (TORCH_211, TORCH_EXT, {}, None, {}, {"DEP009", "RP001"}),
+    # torch>=2.11 admits 2.11 ... 2.15, all CUDA 13 on linux-x86_64, but five minor releases
+    "DEP010": (TORCH_211, replace(TORCH_EXT, requires=("torch>=2.11",)), {}, None, {},
+               {"DEP010"}),
+})
+
+
 # The platform-tag checks (TAG008-TAG013): the tag_* fixtures (tests/data/build_tags.sh).
 MANYLINUX1 = "cp311-cp311-manylinux1_x86_64"
 ABI3_39 = "cp39-abi3-manylinux_2_28_x86_64"
