@@ -4,8 +4,10 @@ agree with what real torch wheels carry.
 The wheel facts below are stated by hand from the PyPI wheels read on 2026-12-01 (see the
 data file's ``wheels`` / ``cite``): the arch-flags string in ``torch/lib/libtorch_python.so``
 (what ``torch.cuda.get_arch_list()`` splits) and the fatbin containers of
-``torch/lib/libtorch_cuda.so`` as ``cuwheel inspect`` counted them (cuobjdump -lelf gave the
-same cubin counts for the 2.15.0 aarch64 library). None is copied from the data file.
+``torch/lib/libtorch_cuda.so`` as ``cuwheel inspect`` counted them (NVIDIA's cuobjdump -lelf
+lists the same cubin counts for the .nv_fatbin of the 2.15.0 aarch64 library; it names the
+sm_103f cubins sm_103 and does not read the .rodata containers). None is copied from the
+data file.
 """
 
 from __future__ import annotations
