@@ -145,3 +145,22 @@ def test_the_gpu_is_named_as_the_user_typed_it(tmp_path: Path) -> None:
     (dc,) = [f for f in report.findings if f.code == "DC001"]
     assert "7.5 RTX 2080" in dc.message and "T4" not in dc.message
     assert dc.severity.name == "ERROR"
+
+
+def test_one_library_per_cuda_version_passes_its_own_gpus() -> None:
+    """bitsandbytes 0.50.2 (trimmed from the published x86_64 wheel, tests/data/real): each
+    `libbitsandbytes_cudaXYZ.so` claims its own code; none is asked about the sm_60 that only
+    its 11.8 - 12.6 siblings carry (the wheel's union used to fail its CUDA 12.8 and 13
+    libraries: DC001 errors)."""
+    real = Path(__file__).parent / "data" / "real"
+    (wheel,) = real.glob("bitsandbytes-0.50.2-*x86_64.whl")
+    cfg = parse_config({}, "test")
+    report = check_wheel(str(wheel), cfg.rows, cfg.check, environ={}, audit=True)
+    assert not [f.line() for f in report.findings if f.code in ("DC001", "DC008", "DC009")]
+    # asked about Pascal explicitly, the set runs (11.8 - 12.6); the CUDA 12.8 variant, whose
+    # CUDA can build sm_60, is named; the CUDA 13 ones cannot and are not
+    p100 = check_wheel(str(wheel), cfg.rows, cfg.check, environ={}, audit=True,
+                       claim=cw_claim("P100"))
+    assert not [f for f in p100.findings if f.code == "DC001"]
+    assert [f.library for f in p100.findings if f.code == "DC009"] == [
+        "bitsandbytes/libbitsandbytes_cuda128.so"]
