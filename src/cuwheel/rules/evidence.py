@@ -19,8 +19,10 @@ from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
     "DISPATCH_ARCH_SETS",
+    "FLOOR_SHARE",
     "Alternative",
     "alternatives",
+    "build_floor",
     "builder_knows",
     "dispatches_by_arch",
     "group_label",
@@ -47,6 +49,30 @@ def specialised_only(binary: Binary) -> bool:
         e for c in binary.containers for e in c.entries if e.kind in (CodeKind.SASS, CodeKind.PTX)
     ]
     return bool(entries) and all(e.arch.variant for e in entries)
+
+
+# The lowest architecture a library's build starts at: the smallest first architecture that
+# at least this share of its containers with plain code start at.  Measured
+# (docs/compat.md#build-floor): vLLM 0.19.1's _C.abi3.so starts 28 of 63 such containers at
+# sm_70 and 1 (a helper built with nvcc's default) at sm_52; faiss-gpu 1.7.2's smallest first
+# architecture, sm_30, starts 37 of 128.
+FLOOR_SHARE = 0.1
+
+
+def build_floor(binary: Binary) -> Arch | None:
+    """The architecture the library's build starts at (:data:`FLOOR_SHARE`); None when no
+    counted container has plain code."""
+    firsts: dict[int, int] = {}
+    for _, c in counted_containers(binary):
+        plain = [e.arch.number for e in c.entries
+                 if e.kind in (CodeKind.SASS, CodeKind.PTX) and not e.arch.variant]
+        if plain:
+            firsts[min(plain)] = firsts.get(min(plain), 0) + 1
+    total = sum(firsts.values())
+    for number in sorted(firsts):
+        if firsts[number] >= FLOOR_SHARE * total:
+            return Arch(number)
+    return None
 
 
 def _sass_sets(binary: Binary) -> set[frozenset[Arch]]:
@@ -143,9 +169,13 @@ def builder_knows(binary: Binary, device: Arch) -> tuple[bool | None, str]:
 
 # bitsandbytes' libbitsandbytes_cuda128.so / _rocm63.so / _cpu.so, and the like: one stem,
 # a backend and version suffix (docs/compat.md#run-time-alternatives).
+# A versioned backend (cuda128, rocm63, xpu2025: the version is what picks one), or an
+# unversioned cpu / mps fallback of the same stem (libbitsandbytes_cpu.so).  torch's
+# libtorch_cuda.so / libtorch_cuda_linalg.so / libtorch_cpu.so are no such set: no version.
 _ALTERNATIVE = re.compile(
-    r"^(?P<stem>.+?)_(?P<backend>cuda|rocm|hip|xpu|cpu|mps)(?P<version>[0-9]{0,4})"
-    r"(?P<flavor>(?:_[a-z]+)*)(?P<ext>\.(?:so|dll|dylib|pyd)(?:\.[0-9]+)*)$",
+    r"^(?P<stem>.+?)_(?:(?P<backend>cuda|rocm|hip|xpu)(?P<version>[0-9]{2,4})"
+    r"(?P<flavor>(?:_[a-z]+)*)|(?P<fallback>cpu|mps))"
+    r"(?P<ext>\.(?:so|dll|dylib|pyd)(?:\.[0-9]+)*)$",
     re.ASCII,
 )
 
@@ -175,14 +205,19 @@ def alternatives(paths: Iterable[str]) -> tuple[tuple[Alternative, ...], ...]:
         m = _ALTERNATIVE.match(base)
         if m is None:
             continue
-        ver = m["version"]
-        cuda = None
-        if m["backend"] == "cuda" and len(ver) >= 2:
-            cuda = (int(ver[:-1]), int(ver[-1]))
+        backend = m["backend"] or m["fallback"]
+        ver = m["version"] or ""
+        cuda = (int(ver[:-1]), int(ver[-1])) if m["backend"] == "cuda" else None
         groups.setdefault((folder, m["stem"], m["ext"]), []).append(
-            Alternative(p, m["backend"], cuda, m["flavor"])
+            Alternative(p, backend, cuda, m["flavor"] or "")
         )
-    return tuple(tuple(g) for g in groups.values() if len(g) > 1)
+    # a set: at least two versioned members (a lone _cuda12x.so beside _cpu.so picks nothing)
+    return tuple(
+        tuple(g) for g in groups.values() if sum(1 for a in g if a.backend not in _FALLBACK) > 1
+    )
+
+
+_FALLBACK = ("cpu", "mps")
 
 
 def group_label(path: str) -> str:

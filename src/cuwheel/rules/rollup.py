@@ -29,6 +29,7 @@ from cuwheel.rules.evidence import (
     DISPATCH_ARCH_SETS,
     Alternative,
     alternatives,
+    build_floor,
     builder_knows,
     dispatches_by_arch,
     group_label,
@@ -81,14 +82,14 @@ def _codes(cvs: Iterable[ContainerVerdict], limit: int = 6) -> str:
 
 
 def _gap(c: FatbinContainer, device: Arch) -> str:
-    """A container with no code for ``device``: "other" (arch-specific code, code for a
-    newer GPU, or code for the other side of the desktop / Tegra divide: a
-    specialisation) or "older" (plain code for older GPUs of this GPU's side only)."""
+    """A container with no code for ``device``: "older" (plain code for older GPUs of this
+    GPU's side of the desktop / Tegra divide only), "newer" (plain code for newer GPUs),
+    or "other" (arch- or family-specific code, or code for the other side of the divide)."""
     code = [e.arch for e in c.entries if e.kind in (CodeKind.SASS, CodeKind.PTX)]
-    plain = [a for a in code if not a.variant]
+    plain = [a for a in code if not a.variant and is_tegra(a) == is_tegra(device)]
     if any(a.number > device.number for a in plain):
-        return "other"
-    if any(a.number < device.number and is_tegra(a) == is_tegra(device) for a in plain):
+        return "newer"
+    if plain:
         return "older"
     return "other"
 
@@ -141,18 +142,27 @@ def judge_library(
             return LibraryJudgement(Verdict.OTHER_GPUS, reason)
         return LibraryJudgement(w, reason)
     driver = [i for i in others if verdict_of[i] is Verdict.DRIVER]
-    older = [
-        i for i in others
-        if verdict_of[i] is Verdict.NO_CODE and _gap(binary.containers[i], device) == "older"
-    ]  # fmt: skip
-    spec = [i for i in others if verdict_of[i] is Verdict.NO_CODE and i not in older]
+    gaps = {i: _gap(binary.containers[i], device) for i in others
+            if verdict_of[i] is Verdict.NO_CODE}  # fmt: skip
+    older = [i for i, g in gaps.items() if g == "older"]
+    newer = [i for i, g in gaps.items() if g == "newer"]
+    spec = [i for i, g in gaps.items() if g == "other"]
     missing: list[int] = []
     doubtful: list[int] = []
     why_known = ""
+    floor = build_floor(binary) if newer else None
+    if newer and floor is not None and device.number < floor.number:
+        # a GPU below where the library's build starts: its kernels for newer GPUs are the
+        # library's kernels, not a specialisation (vLLM's _C on a P100)
+        missing += newer
+        why_known = f"the library's build starts at CC {floor.cc}"
+    else:
+        spec += newer
     if older:
-        knew, why_known = builder_knows(binary, device)
+        knew, why = builder_knows(binary, device)
         if knew is False:
-            missing = older
+            missing += older
+            why_known = why_known or f"the library predates CC {device.cc} ({why})"
         elif knew and (dispatches_by_arch(binary) or per_architecture_build(binary, device)):
             spec += older
         else:
@@ -162,9 +172,9 @@ def judge_library(
     loaded = f"{len(loads)} of {len(idx)} containers load ({best.value} at worst)"
     if missing:
         reason = (
-            f"{loaded}; {len(missing)} hold code for older GPUs only ("
-            f"{_codes(cvs[i] for i in missing)}) and the library predates CC {device.cc} "
-            f"({why_known}): no kernel image for those kernels"
+            f"{loaded}; {len(missing)} have nothing for CC {device.cc} (they hold "
+            f"{_codes(cvs[i] for i in missing)}) and {why_known}: no kernel image for those "
+            "kernels"
         )
         return LibraryJudgement(Verdict.PARTIAL, reason, tuple(missing), tuple(spec))
     if driver:
