@@ -156,6 +156,11 @@ SASS_CASES = [
     ("sm_100f", "10.0", V.NATIVE),
     ("sm_100f", "9.0", V.NO_CODE),
     ("sm_100f", "12.0", V.NO_CODE),
+    # sm_101f is in the sm_11x family (PTX ISA family definition): Thor, CC 11.0, is a member
+    ("sm_101f", "11.0", V.COMPATIBLE),
+    ("sm_101f", "10.0", V.NO_CODE),
+    ("sm_101f", "10.3", V.NO_CODE),
+    ("sm_101a", "11.0", V.NO_CODE),  # a cubin: whether the 13.x driver loads it is not known
     # sm_120 vs 12.1 (DGX Spark)
     ("sm_120", "12.1", V.COMPATIBLE),
     ("sm_120f", "12.1", V.COMPATIBLE),
@@ -205,6 +210,13 @@ PTX_CASES = [
     ("compute_120f", "12.1", V.PTX_JIT),
     ("compute_121f", "12.0", V.NO_CODE),
     ("compute_110f", "11.0", V.PTX_JIT),
+    # the sm_11x family is sm_110f and sm_101f (Thor's CUDA 12.x name): ptxas 13.0.88 compiles
+    # '.target sm_101f' for sm_110 / sm_110f / sm_110a and '.target sm_101a' for sm_110a only
+    ("compute_101f", "11.0", V.PTX_JIT),
+    ("compute_101a", "11.0", V.PTX_JIT),
+    ("compute_101f", "10.0", V.NO_CODE),
+    ("compute_101f", "12.0", V.NO_CODE),
+    ("compute_110f", "10.3", V.NO_CODE),
 ]
 
 
@@ -216,6 +228,9 @@ def test_ptx_rules(code: str, device: str, expected: Verdict) -> None:
 def test_family_members_follow_the_catalog() -> None:
     assert [a.cc for a in compat.family_members(Arch.parse("sm_100f"))] == ["10.0", "10.3", "10.7"]
     assert [a.cc for a in compat.family_members(Arch.parse("sm_120f"))] == ["12.0", "12.1"]
+    # the sm_11x family: sm_110f and sm_101f (Thor under both names)
+    assert [a.cc for a in compat.family_members(Arch.parse("sm_101f"))] == ["10.1", "11.0"]
+    assert [a.cc for a in compat.family_members(Arch.parse("sm_110f"))] == ["11.0"]
 
 
 def test_sass_is_preferred_over_ptx_and_best_cubin_chosen() -> None:
