@@ -192,6 +192,15 @@ def test_releases_supporting_and_rename() -> None:
         ("libnccl.so.2", 13, "nvidia-nccl-cu13", "nvidia-nccl-cu13"),
         ("libcupti.so.11.8", 11, "nvidia-cuda-cupti-cu11", "cuda-toolkit[cupti]==11.8.*"),
         ("cupti64_13.dll", 13, "nvidia-cuda-cupti", "cuda-toolkit[cupti]==13.*"),
+        # names read from the wheels (issue 19 audit; docs/facts-changed.md)
+        ("cusparse64_11.dll", 11, "nvidia-cusparse-cu11", "cuda-toolkit[cusparse]==11.8.*"),
+        ("cufftw64_10.dll", 11, "nvidia-cufft-cu11", "cuda-toolkit[cufft]==11.8.*"),
+        ("nvblas64_11.dll", 11, "nvidia-cublas-cu11", "cuda-toolkit[cublas]==11.8.*"),
+        ("cusolverMg64_11.dll", 11, "nvidia-cusolver-cu11", "cuda-toolkit[cusolver]==11.8.*"),
+        ("libcufile_rdma.so.1", 12, "nvidia-cufile-cu12", "cuda-toolkit[cufile]==12.*"),
+        ("nvshmem_transport_ibrc.so.3", 11, "nvidia-nvshmem-cu11", "nvidia-nvshmem-cu11"),
+        ("nvshmem_transport_ucx.so.4", 12, "nvidia-nvshmem-cu12", "nvidia-nvshmem-cu12"),
+        ("nvshmem_transport_gpunetio.so.7", 13, "nvidia-nvshmem-cu13", "nvidia-nvshmem-cu13"),
     ],
 )
 def test_library_to_package(library: str, major: int, distribution: str, requirement: str) -> None:
@@ -212,6 +221,10 @@ def test_library_dirs() -> None:
     assert {c.major for c in catalog.find_library("libcurand.so.10")} == {11, 12, 13}
     assert catalog.find_library("libcudart.so.13", os="windows") == ()
     assert catalog.find_library("libfoo.so.1") == ()
+    # cuSOLVER 11.x is in CUDA 11 and 12 under the same names: the name says no major
+    assert {c.major for c in catalog.find_library("cusolver64_11.dll")} == {11, 12}
+    # NVSHMEM transport plugins: no soname past 3.8's .so.7 is known
+    assert catalog.find_library("nvshmem_transport_ucx.so.8") == ()
 
 
 @pytest.mark.parametrize(
