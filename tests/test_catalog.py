@@ -198,6 +198,8 @@ def test_releases_supporting_and_rename() -> None:
         ("nvblas64_11.dll", 11, "nvidia-cublas-cu11", "cuda-toolkit[cublas]==11.8.*"),
         ("cusolverMg64_11.dll", 11, "nvidia-cusolver-cu11", "cuda-toolkit[cusolver]==11.8.*"),
         ("libcufile_rdma.so.1", 12, "nvidia-cufile-cu12", "cuda-toolkit[cufile]==12.*"),
+        ("cudnn_engines_precompiled64_9.dll", 13, "nvidia-cudnn-cu13", "nvidia-cudnn-cu13"),
+        ("cudnn_graph64_9.dll", 12, "nvidia-cudnn-cu12", "nvidia-cudnn-cu12"),
         ("nvshmem_transport_ibrc.so.3", 11, "nvidia-nvshmem-cu11", "nvidia-nvshmem-cu11"),
         ("nvshmem_transport_ucx.so.4", 12, "nvidia-nvshmem-cu12", "nvidia-nvshmem-cu12"),
         ("nvshmem_transport_gpunetio.so.7", 13, "nvidia-nvshmem-cu13", "nvidia-nvshmem-cu13"),
