@@ -142,7 +142,9 @@ def test_drivers_known_and_unknown() -> None:
     assert catalog.release("13.0").driver_linux == "580.65.06"
     assert catalog.release("13.0").driver_windows is None  # not tabulated: unknown
     assert catalog.release("12.0").driver_windows == "527.41"
-    assert catalog.release("13.5").driver_linux is None
+    # NVIDIA's driver manifest redistrib_620.70.06.json: cuda_compat for CUDA 13.5 (R620).
+    assert catalog.release("13.5").driver_linux == "620.70.06"
+    assert catalog.release("13.5").driver_windows is None
     # Release notes table: CUDA 11.8 GA Windows ">=520.06" (not the installer's 522.06).
     assert catalog.release("11.8").driver_windows == "520.06"
     assert catalog.release("12.0").driver_linux == "525.60.13"  # GA row, not 12.0 Update 1

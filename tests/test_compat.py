@@ -260,6 +260,12 @@ def test_sass_is_preferred_over_ptx_and_best_cubin_chosen() -> None:
         ((8, 8), "575.51.03", V.PTX_JIT),  # CUDA 12.9 / PTX 8.8
         ((8, 8), "570.26", V.DRIVER),
         ((9, 9), "13.5", V.DRIVER),  # newer than any release known
+        # CUDA 13.5 = R620 (NVIDIA's driver manifest redistrib_620.70.06.json: cuda_compat
+        # for 13.5), PTX ISA 9.5: a 620 driver JITs it, a 615 (CUDA 13.4) driver does not
+        ((9, 5), "620.70.06", V.PTX_JIT),
+        ((9, 5), "620", V.PTX_JIT),
+        ((9, 5), "615.71.09", V.DRIVER),
+        ((9, 4), "615.71.09", V.PTX_JIT),
         ((9, 5), None, V.PTX_JIT),  # no driver given: gate assumed met
     ],
 )
@@ -309,6 +315,7 @@ def test_parse_driver_rejects(text: str) -> None:
         ("410.47", "linux", None),  # older than CUDA 10.0's 410.48
         ("615.71.09", "linux", (13, 4)),  # 13.4 needs the R615 branch
         ("610.57.04", "linux", (13, 3)),
+        ("620.70.06", "linux", (13, 5)),  # redistrib_620.70.06.json: cuda_compat 13.5
     ],
 )
 def test_driver_cuda_version(version: str, os: str, cuda: tuple[int, int] | None) -> None:
