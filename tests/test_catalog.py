@@ -202,6 +202,13 @@ def test_releases_supporting_and_rename() -> None:
         ("libcufile_rdma.so.1", 12, "nvidia-cufile-cu12", "cuda-toolkit[cufile]==12.*"),
         ("cudnn_engines_precompiled64_9.dll", 13, "nvidia-cudnn-cu13", "nvidia-cudnn-cu13"),
         ("cudnn_graph64_9.dll", 12, "nvidia-cudnn-cu12", "nvidia-cudnn-cu12"),
+        ("libcutensorMg.so.2", 12, "cutensor-cu12", "cutensor-cu12"),
+        ("cutensor.dll", 13, "cutensor-cu13", "cutensor-cu13"),
+        ("libcudss.so.0", 12, "nvidia-cudss-cu12", "nvidia-cudss-cu12"),
+        ("cudss_mtlayer_vcomp14064_1.dll", 13, "nvidia-cudss-cu13", "nvidia-cudss-cu13"),
+        ("libcublasmp.so.0", 13, "nvidia-cublasmp-cu13", "nvidia-cublasmp-cu13"),
+        ("libcufftMp.so.11", 12, "nvidia-cufftmp-cu12", "nvidia-cufftmp-cu12"),
+        ("mathdx64_0.dll", 12, "nvidia-libmathdx-cu12", "nvidia-libmathdx-cu12"),
         ("nvshmem_transport_ibrc.so.3", 11, "nvidia-nvshmem-cu11", "nvidia-nvshmem-cu11"),
         ("nvshmem_transport_ucx.so.4", 12, "nvidia-nvshmem-cu12", "nvidia-nvshmem-cu12"),
         ("nvshmem_transport_gpunetio.so.7", 13, "nvidia-nvshmem-cu13", "nvidia-nvshmem-cu13"),
@@ -227,6 +234,13 @@ def test_library_dirs() -> None:
     assert catalog.find_library("libfoo.so.1") == ()
     # cuSOLVER 11.x is in CUDA 11 and 12 under the same names: the name says no major
     assert {c.major for c in catalog.find_library("cusolver64_11.dll")} == {11, 12}
+    (cudss13,) = catalog.find_library("libcudss.so.1", major=13)
+    assert (cudss13.linux_dir, cudss13.windows_dir) == ("nvidia/cu13/lib", "nvidia/cu13/bin")
+    (mp12,) = catalog.find_library("libcufftMp.so.11")
+    assert (mp12.linux_dir, mp12.windows_dir) == ("nvidia/cufftmp/cu12/lib", None)
+    # cuTENSOR: one soname for both CUDA majors; libcufftw.so.12 stays cuFFT's alone
+    assert {c.major for c in catalog.find_library("libcutensor.so.2")} == {12, 13}
+    assert [c.name for c in catalog.find_library("libcufftw.so.12")] == ["cufft"]
     # NVSHMEM transport plugins: no soname past 3.8's .so.7 is known
     assert catalog.find_library("nvshmem_transport_ucx.so.8") == ()
 
