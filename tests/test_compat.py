@@ -342,6 +342,10 @@ def test_driver_cuda_version(version: str, os: str, cuda: tuple[int, int] | None
         (("cudart64_13.dll",), "12.9", "pe", False),
         (("cudart64_12.dll",), "527.41", "pe", True),
         (("cudart64_12.dll",), "526.98", "pe", False),
+        # 13.x on Windows: ">= 580" (Minor Version Compatibility, Table 1; no per-OS split)
+        (("cudart64_13.dll",), "581.57", "pe", True),
+        (("cudart64_13.dll",), "580.88", "pe", True),
+        (("cudart64_13.dll",), "576.80", "pe", False),
     ],
 )
 def test_runtime_floor(needed: tuple[str, ...], driver: str, fmt: str, ok: bool) -> None:
@@ -350,6 +354,14 @@ def test_runtime_floor(needed: tuple[str, ...], driver: str, fmt: str, ok: bool)
     assert lv is not None and lv.runtime is not None
     assert lv.runtime.ok is ok
     assert (lv.verdict is V.DRIVER) is not ok
+
+
+def test_windows_13x_floor_is_named() -> None:
+    lv = compat.evaluate_binary(
+        binary(container("sm_90"), needed=("cudart64_13.dll",), fmt="pe"), cc("9.0", "576.80")
+    )
+    assert lv is not None and lv.runtime is not None
+    assert lv.runtime.floor == "580" and "driver >= 580" in lv.runtime.reason
 
 
 def test_runtime_major_from_libraries_of_one_major_only() -> None:

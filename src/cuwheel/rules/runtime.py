@@ -169,7 +169,8 @@ def runtime_check(binary: Binary, driver: Driver | None) -> RuntimeCheck | None:
         if cuda[0] != major:
             ok = cuda[0] > major
         else:
-            low = min_driver(None, (major, 0), os)
+            # Windows 13.x minimums are not tabulated: both OSes share the driver branch.
+            low = min_driver(None, (major, 0), os) or min_driver(None, (major, 0), "linux")
             ok = cuda > (major, 0) or floor is None or (
                 low is not None and version_tuple(low) >= version_tuple(floor)
             )
