@@ -314,6 +314,26 @@ def test_broken_data_reports_every_problem() -> None:
     assert "sm_200 has no gpus.toml entry" in text
 
 
+def test_broken_forward_compat() -> None:
+    def edit(d: dict) -> None:  # type: ignore[type-arg]
+        d["forward_compat"]["segments"].append("gaming")
+        d["forward_compat"]["os"].append("macos")
+
+    with pytest.raises(CatalogError) as info:
+        edited("cuda.toml", edit)
+    text = "\n".join(info.value.problems)
+    assert "unknown segment 'gaming'" in text
+    assert "os must be linux or windows: 'macos'" in text
+
+
+def test_forward_compat_data() -> None:
+    # NVIDIA's Forward Compatibility page: data-center GPUs, select NGC Server Ready RTX
+    # cards, Jetson boards; older Linux drivers only
+    fc = catalog.forward_compat()
+    assert fc is not None
+    assert fc.os == ("linux",) and set(fc.segments) == {"datacenter", "embedded"}
+
+
 def test_broken_gpu_names() -> None:
     def edit(d: dict) -> None:  # type: ignore[type-arg]
         d["gpu"][-1]["products"].append({"name": "H200", "segment": "datacenter"})

@@ -30,6 +30,7 @@ from cuwheel.model.inventory import (
     Toolkit,
 )
 from cuwheel.render.compat import matrix_svg
+from cuwheel.rules import runtime
 
 BIN = Path(__file__).parent / "data" / "bin"
 
@@ -354,6 +355,36 @@ def test_runtime_floor(needed: tuple[str, ...], driver: str, fmt: str, ok: bool)
     assert lv is not None and lv.runtime is not None
     assert lv.runtime.ok is ok
     assert (lv.verdict is V.DRIVER) is not ok
+
+
+def test_forward_compat_is_named_below_the_floor_on_linux_only() -> None:
+    # NVIDIA's Forward Compatibility page: data-center GPUs, select NGC Server Ready RTX
+    # cards and Jetson boards, on an older Linux driver (cuda-compat-<major>-<minor>)
+    elf = binary(container("sm_90"), needed=("libcudart.so.13",))
+    lv = compat.evaluate_binary(elf, cc("9.0", "575.51.03"))
+    assert lv is not None and lv.runtime is not None and lv.runtime.ok is False
+    assert "forward-compatibility package (cuda-compat-" in lv.runtime.reason
+    assert "data-center GPUs" in lv.runtime.reason and "Jetson" in lv.runtime.reason
+    ok = compat.evaluate_binary(elf, cc("9.0", "580.65.06"))
+    assert ok is not None and ok.runtime is not None and "forward" not in ok.runtime.reason
+    pe = binary(container("sm_90"), needed=("cudart64_13.dll",), fmt="pe")
+    lv = compat.evaluate_binary(pe, cc("9.0", "576.80"))
+    assert lv is not None and lv.runtime is not None and lv.runtime.ok is False
+    assert "forward" not in lv.runtime.reason  # Linux drivers only
+
+
+@pytest.mark.parametrize(
+    ("segment", "os", "applies"),
+    [
+        ("datacenter", "linux", True),
+        ("embedded", "linux", True),
+        ("consumer", "linux", False),
+        ("workstation", "linux", False),
+        ("datacenter", "windows", False),
+    ],
+)
+def test_forward_compat_applies(segment: str, os: str, applies: bool) -> None:
+    assert runtime.forward_compat_applies(segment, os) is applies
 
 
 def test_windows_13x_floor_is_named() -> None:

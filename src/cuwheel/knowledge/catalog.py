@@ -24,14 +24,16 @@ from cuwheel.errors import CatalogError, UnknownName
 from cuwheel.knowledge._load import DataSource, read_data_file
 from cuwheel.knowledge.consumers import CMakeConsumer, TorchConsumer, load_consumers
 from cuwheel.knowledge.cuda import (
+    ForwardCompat,
     MinorCompat,
     Platform,
     Release,
     Rename,
     load_cuda,
+    load_forward_compat,
     parse_version,
 )
-from cuwheel.knowledge.gpus import Gpu, GpuMatch, Product, load_gpus, search_gpus
+from cuwheel.knowledge.gpus import SEGMENTS, Gpu, GpuMatch, Product, load_gpus, search_gpus
 from cuwheel.knowledge.packages import Carrier, Component, load_carriers, load_packages, match_lib
 from cuwheel.model.arch import Arch
 
@@ -42,6 +44,7 @@ __all__ = [
     "CatalogError",
     "Component",
     "DataSource",
+    "ForwardCompat",
     "Gpu",
     "GpuMatch",
     "MinorCompat",
@@ -55,6 +58,7 @@ __all__ = [
     "data_sources",
     "find_gpus",
     "find_library",
+    "forward_compat",
     "gpu_for_arch",
     "is_driver_library",
     "load_catalog",
@@ -96,6 +100,7 @@ class Catalog:
     cmake: CMakeConsumer
     meta: tuple[DataSource, ...]
     carriers: tuple[Carrier, ...] = ()
+    forward_compat: ForwardCompat | None = None
 
     def carrier(self, name: str) -> Carrier | None:
         """The carrier package ``name`` (canonical), if the catalog records one."""
@@ -227,6 +232,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     comps, drv_l, drv_w, not_drv, pmeta = load_packages(
         tables["packages.toml"], chks["packages.toml"]
     )
+    fwd = load_forward_compat(tables["cuda.toml"], chks["cuda.toml"], SEGMENTS)
     torch, cmake, tmeta = load_consumers(tables["consumers.toml"], chks["consumers.toml"])
     carriers = load_carriers(tables["packages.toml"], chks["packages.toml"], comps)
     for chk in chks.values():
@@ -247,7 +253,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     metas = tuple(m for m in (gmeta, cmeta, pmeta, tmeta) if m is not None)
     return Catalog(
         gpus, rels, compat, renames, platforms, unreleased, comps, drv_l, drv_w, not_drv,
-        torch, cmake, metas, carriers,
+        torch, cmake, metas, carriers, fwd,
     )  # fmt: skip
 
 
@@ -295,6 +301,10 @@ def min_driver_for_ptx_isa(isa: str | tuple[int, int], os: str = "linux") -> str
 
 def minor_compat_floor(major: int) -> MinorCompat | None:
     return load_catalog().minor_compat_floor(major)
+
+
+def forward_compat() -> ForwardCompat | None:
+    return load_catalog().forward_compat
 
 
 def renames() -> tuple[Rename, ...]:

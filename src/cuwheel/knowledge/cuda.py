@@ -20,7 +20,16 @@ from cuwheel.knowledge._load import (
 )
 from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, parse_arch_specs
 
-__all__ = ["MinorCompat", "Platform", "Release", "Rename", "load_cuda", "parse_version"]
+__all__ = [
+    "ForwardCompat",
+    "MinorCompat",
+    "Platform",
+    "Release",
+    "Rename",
+    "load_cuda",
+    "load_forward_compat",
+    "parse_version",
+]
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -102,6 +111,18 @@ class MinorCompat:
     major: int
     driver_linux: str | None
     driver_windows: str | None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class ForwardCompat:
+    """NVIDIA's forward-compatibility package: a newer-major runtime on an older driver, on
+    the OSes and GPU segments listed only (docs/cuda.md#forward-compatibility)."""
+
+    os: tuple[str, ...]
+    segments: tuple[str, ...]  # gpus.toml product segments
+    applies_to: str  # NVIDIA's own wording of where it applies
+    package: str
     note: str | None = None
 
 
@@ -286,3 +307,29 @@ def load_cuda(
     if len({p.name for p in platforms}) != len(platforms):
         chk.problem("platform", "duplicate platform names")
     return tuple(releases), tuple(compat), tuple(renames), tuple(platforms), unreleased, meta
+
+
+def load_forward_compat(
+    data: Mapping[str, Any], chk: Checker, segments: frozenset[str]
+) -> ForwardCompat | None:
+    """cuda.toml ``[forward_compat]``; ``segments``: the product segments gpus.toml knows."""
+    if "forward_compat" not in data:
+        return None
+    f = chk.fields(
+        data.get("forward_compat"),
+        "[forward_compat]",
+        {"os": list, "segments": list, "applies_to": str, "package": str, "source": str},
+        {"note": str},
+    )
+    if len(f) < 5:
+        return None
+    for o in f["os"]:
+        if o not in ("linux", "windows"):
+            chk.problem("[forward_compat]", f"os must be linux or windows: {o!r}")
+    for seg in f["segments"]:
+        if seg not in segments:
+            chk.problem("[forward_compat]", f"unknown segment {seg!r}")
+    source_mark(chk, "[forward_compat]", f["source"])
+    return ForwardCompat(
+        tuple(f["os"]), tuple(f["segments"]), f["applies_to"], f["package"], f.get("note")
+    )
