@@ -42,6 +42,16 @@ def test_loads_once_and_notes_sources() -> None:
         ("Jetson AGX Thor", "sm_110"),
         ("L40S", "sm_89"),
         ("GH200", "sm_90"),
+        # developer.nvidia.com/cuda-gpus: 12.0 RTX PRO 2000 Blackwell, 8.9 RTX 4000 SFF Ada
+        # and GeForce RTX 4050, 8.6 RTX A3000; nvidia-smi spells laptop parts "... Laptop GPU"
+        ("RTX PRO 2000 Blackwell", "sm_120"),
+        ("NVIDIA RTX 4000 SFF Ada Generation", "sm_89"),
+        ("RTX 4050", "sm_89"),
+        ("NVIDIA GeForce RTX 4050 Laptop GPU", "sm_89"),
+        ("NVIDIA RTX A3000 Laptop GPU", "sm_86"),
+        ("NVIDIA GeForce RTX 4090 Laptop GPU", "sm_89"),
+        ("GeForce RTX 3080 Laptop GPU", "sm_86"),
+        ("GeForce RTX 5090 Laptop GPU", "sm_120"),
     ],
 )
 def test_gpu_lookup_first_hit(query: str, sass: str) -> None:
@@ -53,6 +63,15 @@ def test_gpu_lookup_first_hit(query: str, sass: str) -> None:
 def test_rtx_6000_is_three_different_gpus() -> None:
     found = {m.gpu.arch.sass for m in catalog.find_gpus("RTX 6000")}
     assert found == {"sm_75", "sm_89", "sm_120"}
+
+
+def test_server_editions_are_data_center_products() -> None:
+    # NVIDIA's CC table lists the RTX PRO 6000 / 4500 Blackwell Server Editions under Data Center
+    (hit,) = catalog.find_gpus("RTX PRO 4500 Blackwell Server Edition")
+    assert [(p.name, p.segment) for p in hit.products] == [
+        ("RTX PRO 4500 Blackwell Server Edition", "datacenter")
+    ]
+    assert catalog.find_gpus("Laptop") == ()
 
 
 def test_a10_does_not_match_a100() -> None:
