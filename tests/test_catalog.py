@@ -345,6 +345,26 @@ def test_broken_forward_compat() -> None:
     assert "os must be linux or windows: 'macos'" in text
 
 
+def test_broken_codec_gate() -> None:
+    def edit(d: dict) -> None:  # type: ignore[type-arg]
+        d["fatbin_codecs"]["zstd"] = "12.7"  # never released
+        d["fatbin_codecs"]["brotli"] = "13.0"
+
+    with pytest.raises(CatalogError) as info:
+        edited("cuda.toml", edit)
+    text = "\n".join(info.value.problems)
+    assert "zstd: 12.7 is not a release" in text
+    assert "unknown key 'brotli'" in text
+
+
+def test_codec_gate_data() -> None:
+    # NVIDIA's nvcc docs: --compress-mode "is not compatible with drivers released before
+    # CUDA Toolkit's 12.4 Release"
+    rel = catalog.codec_release("zstd")
+    assert rel is not None and rel.name == "12.4"
+    assert catalog.codec_release("lz4") is None and catalog.codec_release("none") is None
+
+
 def test_forward_compat_data() -> None:
     # NVIDIA's Forward Compatibility page: data-center GPUs, select NGC Server Ready RTX
     # cards, Jetson boards; older Linux drivers only

@@ -29,8 +29,10 @@ from cuwheel.model.inventory import (
     Source,
     Toolkit,
 )
+from cuwheel.read.sources import read_path
 from cuwheel.render.compat import matrix_svg
 from cuwheel.rules import runtime
+from cuwheel.rules.loading import counted_containers
 
 BIN = Path(__file__).parent / "data" / "bin"
 
@@ -276,6 +278,55 @@ def test_ptx_isa_gate(isa: tuple[int, int], driver: str | None, expected: Verdic
     assert cv.verdict is expected
     if expected is V.DRIVER:
         assert f"PTX ISA {isa[0]}.{isa[1]}" in cv.reason
+
+
+# NVIDIA's nvcc docs, --compress-mode: "not compatible with drivers released before CUDA
+# Toolkit's 12.4 Release"; the codec it adds is zstd (flag 0x8000), LZ4 (0x2000) is older.
+def zstd(name: str, codec: Compression = Compression.ZSTD) -> FatbinEntry:
+    # PTX of ISA 8.0 (CUDA 12.0): its own gate is met by every driver these cases use
+    return replace(entry(name, (8, 0)), compression=codec, compressed_size=9000)
+
+
+@pytest.mark.parametrize(
+    ("entries", "driver", "os", "expected"),
+    [
+        (("sm_90",), "545.23.06", "linux", V.DRIVER),  # CUDA 12.3's driver
+        (("sm_90",), "12.3", "linux", V.DRIVER),
+        (("sm_90",), "550.54.14", "linux", V.NATIVE),  # CUDA 12.4's minimum
+        (("sm_90",), "580.65.06", "linux", V.NATIVE),
+        (("sm_90",), None, "linux", V.NATIVE),  # no driver given: assumed able
+        (("sm_90",), "545.84", "windows", V.DRIVER),  # CUDA 12.3 on Windows
+        (("sm_90",), "551.61", "windows", V.NATIVE),  # CUDA 12.4 on Windows
+        (("compute_80",), "545.23.06", "linux", V.DRIVER),  # zstd PTX: JIT needs it too
+        (("compute_80",), "550.54.14", "linux", V.PTX_JIT),
+    ],
+)
+def test_zstd_entries_need_a_cuda_12_4_driver(
+    entries: tuple[str, ...], driver: str | None, os: str, expected: Verdict
+) -> None:
+    c = container(*(zstd(e) for e in entries))
+    cv = compat.evaluate_container(c, cc("9.0", driver), os)
+    assert cv.verdict is expected
+    if expected is V.DRIVER:
+        assert "zstd-compressed" in cv.reason and "CUDA 12.4" in cv.reason
+
+
+def test_lz4_entries_load_on_older_drivers() -> None:
+    # NVIDIA's CUDA 11 wheels are LZ4-compressed and run on 450.80.02+ drivers
+    c = container(zstd("sm_80", Compression.LZ4))
+    assert verdict(c, cc("8.0", "450.80.02")) is V.NATIVE
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"), [("cm_size.so", V.DRIVER), ("cm_speed_all.so", V.NATIVE)]
+)
+def test_compress_mode_fixtures_on_a_cuda_12_3_driver(fixture: str, expected: Verdict) -> None:
+    # fixtures.toml: cm_size.so is zstd throughout (flags 0x8011), cm_speed_all.so LZ4
+    (b,), _, _ = read_path(fx(fixture))
+    counted = [c for _, c in counted_containers(b)]
+    assert counted
+    for c in counted:
+        assert compat.evaluate_container(c, cc("8.0", "545.23.06")).verdict is expected
 
 
 def test_sass_from_a_newer_toolkit_loads_on_an_older_driver() -> None:

@@ -29,6 +29,7 @@ from cuwheel.knowledge.cuda import (
     Platform,
     Release,
     Rename,
+    load_codec_gates,
     load_cuda,
     load_forward_compat,
     parse_version,
@@ -55,6 +56,7 @@ __all__ = [
     "TorchConsumer",
     "build_catalog",
     "cmake_consumer",
+    "codec_release",
     "data_sources",
     "find_gpus",
     "find_library",
@@ -101,6 +103,7 @@ class Catalog:
     meta: tuple[DataSource, ...]
     carriers: tuple[Carrier, ...] = ()
     forward_compat: ForwardCompat | None = None
+    codec_gates: tuple[tuple[str, tuple[int, int]], ...] = ()  # codec -> first release
 
     def carrier(self, name: str) -> Carrier | None:
         """The carrier package ``name`` (canonical), if the catalog records one."""
@@ -233,6 +236,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
         tables["packages.toml"], chks["packages.toml"]
     )
     fwd = load_forward_compat(tables["cuda.toml"], chks["cuda.toml"], SEGMENTS)
+    codecs = load_codec_gates(tables["cuda.toml"], chks["cuda.toml"], rels)
     torch, cmake, tmeta = load_consumers(tables["consumers.toml"], chks["consumers.toml"])
     carriers = load_carriers(tables["packages.toml"], chks["packages.toml"], comps)
     for chk in chks.values():
@@ -253,7 +257,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     metas = tuple(m for m in (gmeta, cmeta, pmeta, tmeta) if m is not None)
     return Catalog(
         gpus, rels, compat, renames, platforms, unreleased, comps, drv_l, drv_w, not_drv,
-        torch, cmake, metas, carriers, fwd,
+        torch, cmake, metas, carriers, fwd, codecs,
     )  # fmt: skip
 
 
@@ -305,6 +309,15 @@ def minor_compat_floor(major: int) -> MinorCompat | None:
 
 def forward_compat() -> ForwardCompat | None:
     return load_catalog().forward_compat
+
+
+def codec_release(codec: str) -> Release | None:
+    """The first CUDA release whose drivers decode fatbin payloads of ``codec`` ("zstd");
+    None when any driver does, or when it is not known."""
+    for name, version in load_catalog().codec_gates:
+        if name == codec:
+            return release(version)
+    return None
 
 
 def renames() -> tuple[Rename, ...]:

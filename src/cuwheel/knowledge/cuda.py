@@ -26,6 +26,7 @@ __all__ = [
     "Platform",
     "Release",
     "Rename",
+    "load_codec_gates",
     "load_cuda",
     "load_forward_compat",
     "parse_version",
@@ -333,3 +334,33 @@ def load_forward_compat(
     return ForwardCompat(
         tuple(f["os"]), tuple(f["segments"]), f["applies_to"], f["package"], f.get("note")
     )
+
+
+CODECS = ("lz4", "zstd")
+
+
+def load_codec_gates(
+    data: Mapping[str, Any], chk: Checker, releases: tuple[Release, ...]
+) -> tuple[tuple[str, tuple[int, int]], ...]:
+    """cuda.toml ``[fatbin_codecs]``: codec -> the first release whose drivers decode it."""
+    if "fatbin_codecs" not in data:
+        return ()
+    f = chk.fields(
+        data.get("fatbin_codecs"),
+        "[fatbin_codecs]",
+        {"source": str},
+        {"note": str, **{c: str for c in CODECS}},
+    )
+    if "source" in f:
+        source_mark(chk, "[fatbin_codecs]", f["source"])
+    known = {r.version for r in releases}
+    out: list[tuple[str, tuple[int, int]]] = []
+    for codec in CODECS:
+        if codec not in f:
+            continue
+        version = chk.convert("[fatbin_codecs]", parse_version, f[codec])
+        if version is not None and version not in known:
+            chk.problem("[fatbin_codecs]", f"{codec}: {f[codec]} is not a release")
+        elif version is not None:
+            out.append((codec, version))
+    return tuple(out)

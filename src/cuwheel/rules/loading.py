@@ -24,6 +24,7 @@ __all__ = [
     "STUB_REASON",
     "ContainerVerdict",
     "Verdict",
+    "codec_gate",
     "counted_containers",
     "family_members",
     "ignored_reason",
@@ -199,6 +200,21 @@ def ptx_isa_gate(
     )
 
 
+def codec_gate(entry: FatbinEntry, cuda: tuple[int, int] | None, os: str) -> str | None:
+    """Why a driver supporting CUDA ``cuda`` cannot decode ``entry``'s payload (a zstd entry
+    needs a CUDA 12.4 driver, catalog ``[fatbin_codecs]``), or None when it can or the driver
+    is not given (docs/cuda.md#compressed-fatbins)."""
+    rel = catalog.codec_release(entry.compression.value)
+    if rel is None or cuda is None or cuda >= rel.version:
+        return None
+    need = rel.driver_windows if os == "windows" else rel.driver_linux
+    return (
+        f"{entry.name} is {entry.compression.value}-compressed, which needs a CUDA {rel.name} "
+        f"driver" + (f" (>= {need})" if need else "") + f"; this driver supports CUDA "
+        f"{cuda[0]}.{cuda[1]} (CUDA_ERROR_INVALID_SOURCE: device kernel image is invalid)"
+    )
+
+
 # ---------------------------------------------------------------------------- containers
 
 # nvcc's device-link step puts a kernel-less cubin for the link line's -arch (sm_75 when
@@ -333,6 +349,9 @@ def _pick(
             refusals.append(why)
     if best_sass is not None:
         level, e, why = best_sass
+        undecodable = codec_gate(e, cuda, os)
+        if undecodable is not None:
+            return Verdict.DRIVER, undecodable, None
         return (Verdict.NATIVE if level == 2 else Verdict.COMPATIBLE), why, e.name
     jit: tuple[FatbinEntry, str] | None = None
     gated: tuple[FatbinEntry, str] | None = None
@@ -350,6 +369,9 @@ def _pick(
             gated = (e, f"{why}, but {isa_why}")
     if jit is not None:
         e, why = jit
+        undecodable = codec_gate(e, cuda, os)
+        if undecodable is not None:
+            return Verdict.DRIVER, undecodable, None
         reason = f"no cubin for CC {device.cc}: the first load JIT-compiles {e.name} ({why})"
         return Verdict.PTX_JIT, reason, e.name
     if gated is not None:
