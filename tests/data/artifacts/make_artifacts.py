@@ -157,10 +157,12 @@ def main(out: str) -> None:
         "triton": triton.__version__,
         "gpu": torch.cuda.get_device_name(), "capability": torch.cuda.get_device_capability(),
         "nvcc": sh(["nvcc", "--version"]), "toolkit_ptxas": sh(["ptxas", "--version"]),
-        "which_ptxas": shutil.which("ptxas") or "", "cpu_flags": sh(["grep", "-m1", "flags", "/proc/cpuinfo"]),
+        "which_ptxas": shutil.which("ptxas") or "",
+        "cpu_flags": sh(["grep", "-m1", "flags", "/proc/cpuinfo"]),
         "driver": sh(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]),
     }
-    here = glob.glob(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas*"))
+    nvidia = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia")
+    here = glob.glob(os.path.join(nvidia, "bin", "ptxas*"))
     meta["triton_bin"] = {p: sh([p, "--version"]) for p in here}
     bundled = next((p for p in here if p.endswith("/ptxas")), "ptxas")
     meta["triton_ptxas"] = bundled
@@ -184,7 +186,8 @@ def main(out: str) -> None:
     late()
     multi = {"aot_inductor.emit_multi_arch_kernel": True, "cpp.simdlen": 256}
     for arch in ("8.0", "9.0"):  # 9.0 only where 8.0 failed
-        env = caches("b" + arch) | {"TORCH_CUDA_ARCH_LIST": arch, "TRITON_PTXAS_PATH": toolkit_ptxas}
+        env = caches("b" + arch) | {"TORCH_CUDA_ARCH_LIST": arch,
+                                    "TRITON_PTXAS_PATH": toolkit_ptxas}
         r = run_child(["export", "aoti_multiarch.pt2", out, json.dumps(multi)], env)
         runs.append(r)
         if "package" in r:
@@ -196,8 +199,8 @@ def main(out: str) -> None:
         with tarfile.open(os.path.join(out, "triton_cache.tgz"), "w:gz") as t:
             t.add(os.path.join(work, "a", "triton"), arcname="triton_cache")
     if not late():
-        runs.append(run_child(["export", "aoti_embedded.pt2", out,
-                               json.dumps({"aot_inductor.embed_kernel_binary": True})], caches("c")))
+        embed = json.dumps({"aot_inductor.embed_kernel_binary": True})
+        runs.append(run_child(["export", "aoti_embedded.pt2", out, embed], caches("c")))
     if os.path.isdir("/tmp/site") and not late():
         env = caches("et") | {"PYTHONPATH": "/tmp/site"}
         runs.append(run_child(["executorch", os.path.join(out, "et")], env))
