@@ -11,43 +11,22 @@ host it needs (CPU ISA, platform) and the metadata the exporter wrote.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from cuwheel.errors import InputError
+from cuwheel.model.artifact import ArtifactFacts, TrainEvidence
 from cuwheel.model.inventory import Binary, Problem, Source
 from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
 from cuwheel.read.cubin import EM_CUDA
 from cuwheel.read.sources import DEFAULT_LIMITS, Limits, WheelFile, read_path
 from cuwheel.read.stream import Chunk
 
-__all__ = [
-    "EVIDENCE_ORDER",
-    "KINDS",
-    "Artifact",
-    "TrainEvidence",
-    "artifact_kind",
-    "embedded_cubins",
-    "read_artifact",
-]
-
-# What an artifact is called in reports (Source.kind).
-KINDS = {
-    "aoti-package": "AOTInductor package",
-    "executorch-program": "ExecuTorch program",
-    "executorch-data": "ExecuTorch data file",
-    "triton-cache": "Triton cache",
-    "library": "library",
-}
-
-# The evidence for a train, strongest first (docs/artifacts.md#evidence): what the exporter
-# recorded, the toolkit its host code was built against, the runtime it links, the
-# assembler that made its cubins, the PTX ISA it needs.
-EVIDENCE_ORDER = ("metadata", "build-path", "runtime-link", "cubin-toolkit", "ptx-isa")
+__all__ = ["artifact_kind", "embedded_cubins", "facts_of", "read_artifact"]
 
 # Members and embedded images read per artifact; beyond these the input is refused.
 MAX_TEXT_MEMBER = 8 << 20
@@ -64,82 +43,6 @@ _BUILD_PATH = [
     re.compile(rb"nvidia[\\/]+cu([0-9]{2})[\\/]"),
 ]
 _RUNTIME_IMPORT = re.compile(r"^cuda[A-Z][A-Za-z0-9_]*$")
-
-
-@dataclass(frozen=True)
-class TrainEvidence:
-    """One thing that names a CUDA train, and where it was read."""
-
-    source: str  # one of EVIDENCE_ORDER
-    major: int
-    minor: int | None
-    where: str  # member or file it came from, and what it says
-
-    @property
-    def train(self) -> str:
-        return f"{self.major}.{self.minor}" if self.minor is not None else f"{self.major}.x"
-
-
-@dataclass(frozen=True)
-class Artifact:
-    """What one artifact is and records (facts; checks/artifact.py judges them)."""
-
-    kind: str  # a key of KINDS
-    source: Source  # its binaries and problems; source.kind == kind
-    metadata: tuple[tuple[str, str], ...] = ()  # e.g. AOTI_CPU_ISA, AOTI_COMPUTE_CAPABILITY
-    evidence: tuple[TrainEvidence, ...] = ()
-    runtime_imported: bool = False  # imports cuda* runtime symbols without linking cudart
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def path(self) -> str:
-        return self.source.path
-
-    def meta(self, key: str) -> tuple[str, ...]:
-        """Every distinct value recorded under ``key``."""
-        return tuple(dict.fromkeys(v for k, v in self.metadata if k == key))
-
-    @property
-    def train(self) -> TrainEvidence | None:
-        """The train that the strongest class of evidence names (the newest where one
-        class names several); a major-only finding borrows the minor of weaker evidence
-        of the same major."""
-        for cls in EVIDENCE_ORDER:
-            found = [e for e in self.evidence if e.source == cls]
-            if not found:
-                continue
-            best = max(found, key=lambda e: (e.major, e.minor if e.minor is not None else -1))
-            if best.minor is None:
-                weaker = [e for e in self.evidence if e.major == best.major and e.minor is not None]
-                if weaker:
-                    w = max(weaker, key=lambda e: e.minor or 0)
-                    return TrainEvidence(best.source, best.major, w.minor,
-                                         f"{best.where}; minor from {w.source}: {w.where}")
-            return best
-        return None
-
-    @property
-    def cpu_isa(self) -> tuple[str, ...]:
-        out: list[str] = []
-        for v in self.meta("AOTI_CPU_ISA"):
-            out += [t for t in v.replace(",", " ").split() if t]
-        return tuple(dict.fromkeys(out))
-
-    @property
-    def machine(self) -> str | None:
-        recorded = self.meta("AOTI_MACHINE")
-        if recorded:
-            return recorded[0]
-        hosts = {b.machine for b in self.source.binaries if b.machine and b.machine != "cuda"}
-        return hosts.pop() if len(hosts) == 1 else None
-
-    @property
-    def platform(self) -> str | None:
-        recorded = self.meta("AOTI_PLATFORM")
-        if recorded:
-            return recorded[0]
-        fmts = {b.format for b in self.source.binaries if b.machine != "cuda"}
-        return "linux" if fmts == {"elf"} else "win32" if fmts == {"pe"} else None
 
 
 def artifact_kind(path: str) -> str | None:
@@ -298,7 +201,7 @@ def _metadata_json(raw: bytes) -> list[tuple[str, str]]:
             and k.startswith("AOTI_")]
 
 
-def _read_aoti(path: str, limits: Limits) -> Artifact:
+def _read_aoti(path: str, limits: Limits) -> Source:
     binaries: list[Binary] = []
     problems: list[Problem] = []
     metadata: list[tuple[str, str]] = []
@@ -307,7 +210,7 @@ def _read_aoti(path: str, limits: Limits) -> Artifact:
         wf = WheelFile(path, limits)
     except InputError as exc:
         src = Source("aoti-package", path, problems=(Problem(exc.path, exc.problem),))
-        return Artifact("aoti-package", src)
+        return _done(src)
     seen = 0
     with wf:
         members = [m for m in wf.members if not m.is_dir()]
@@ -349,11 +252,10 @@ def _read_aoti(path: str, limits: Limits) -> Artifact:
     ev, imported = _binary_evidence(binaries)
     src = Source("aoti-package", path, files_seen=seen, binaries=tuple(binaries),
                  problems=tuple(problems))
-    return Artifact("aoti-package", src, tuple(dict.fromkeys(metadata)),
-                    tuple(_dedupe(evidence) + ev), imported)
+    return _done(src, metadata, _dedupe(evidence) + ev, imported)
 
 
-def _read_triton_cache(root: str) -> Artifact:
+def _read_triton_cache(root: str) -> Source:
     binaries: list[Binary] = []
     problems: list[Problem] = []
     metadata: list[tuple[str, str]] = []
@@ -389,12 +291,32 @@ def _read_triton_cache(root: str) -> Artifact:
     ev, imported = _binary_evidence(binaries)
     src = Source("triton-cache", root, files_seen=files, binaries=tuple(binaries),
                  problems=tuple(problems))
-    return Artifact("triton-cache", src, tuple(dict.fromkeys(metadata)), tuple(ev), imported)
+    return _done(src, metadata, ev, imported)
 
 
-def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Artifact:
-    """Read one artifact; a plain library (or any binary file) when it is no other kind.
-    Unreadable inputs become problems of the artifact's Source, never exceptions."""
+def _done(src: Source, metadata: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
+          evidence: list[TrainEvidence] | None = None, imported: bool = False,
+          notes: tuple[str, ...] = ()) -> Source:
+    """The Source with its artifact facts; the host from its binaries when they agree."""
+    hosts = {b.machine for b in src.binaries if b.machine and b.machine != "cuda"}
+    formats = {b.format for b in src.binaries if b.machine != "cuda"}
+    facts = ArtifactFacts(
+        src.kind, tuple(dict.fromkeys(metadata)), tuple(evidence or ()), imported,
+        hosts.pop() if len(hosts) == 1 else None,
+        formats.pop() if len(formats) == 1 else None, notes,
+    )  # fmt: skip
+    return dataclasses.replace(src, artifact=facts)
+
+
+def facts_of(source: Source) -> ArtifactFacts:
+    """The artifact facts of a Source read by read_artifact (a plain library's otherwise)."""
+    return source.artifact or ArtifactFacts("library")
+
+
+def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Source:
+    """Read one artifact into a Source whose ``artifact`` holds its own records; a plain
+    library (or any binary file) when it is no other kind.  Unreadable inputs become
+    problems of the Source, never exceptions."""
     kind = artifact_kind(path)
     if kind == "aoti-package":
         return _read_aoti(path, limits)
@@ -403,9 +325,9 @@ def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Artifact:
     if kind in ("executorch-program", "executorch-data"):
         from cuwheel.read.executorch import read_executorch
 
-        art = read_executorch(path, kind)
-        ev, imported = _binary_evidence(list(art.source.binaries))
-        return Artifact(art.kind, art.source, art.metadata, tuple(ev), imported, art.notes)
+        src, metadata, notes = read_executorch(path, kind)
+        ev, imported = _binary_evidence(list(src.binaries))
+        return _done(src, metadata, ev, imported, notes)
     try:
         size = os.path.getsize(path)
         if size > MAX_MEMBER:
@@ -413,11 +335,11 @@ def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Artifact:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as exc:
-        src = Source("library", path, problems=(Problem(path, exc.strerror or str(exc)),))
-        return Artifact("library", src)
+        return _done(Source("library", path,
+                            problems=(Problem(path, exc.strerror or str(exc)),)))
     except InputError as exc:
         bad = Problem(exc.path, exc.problem)
-        return Artifact("library", Source("library", path, problems=(bad,)))
+        return _done(Source("library", path, problems=(bad,)))
     bs, ps = _read_bytes(path, data)
     if not bs and not ps:
         ps = [Problem(path, "not an artifact cuwheel can read (AOTInductor .pt2, ExecuTorch "
@@ -425,4 +347,4 @@ def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Artifact:
     ev, imported = _binary_evidence(bs)
     ev = _dedupe(ev + _build_paths(os.path.basename(path), data[: 64 << 20]))
     src = Source("library", path, files_seen=1, binaries=tuple(bs), problems=tuple(ps))
-    return Artifact("library", src, (), tuple(ev), imported)
+    return _done(src, (), ev, imported)

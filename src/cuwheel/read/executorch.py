@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
 
 from cuwheel.model.inventory import Binary, Problem, Source
 
-__all__ = ["EtArtifact", "flatbuffer_kind", "read_executorch"]
+__all__ = ["flatbuffer_kind", "read_executorch"]
 
 MAX_FILE = 4 << 30
 MAX_SEGMENT_READ = 1 << 30
@@ -94,12 +93,7 @@ class _Fb:
         return default if pos is None else self.u(fmt, pos)
 
 
-@dataclass(frozen=True)
-class EtArtifact:
-    kind: str
-    source: Source
-    metadata: tuple[tuple[str, str], ...]
-    notes: tuple[str, ...]
+EtRead = tuple[Source, tuple[tuple[str, str], ...], tuple[str, ...]]
 
 
 def _segments(fb: _Fb, table: int, index: int) -> list[tuple[int, int]]:
@@ -109,8 +103,9 @@ def _segments(fb: _Fb, table: int, index: int) -> list[tuple[int, int]]:
     return out
 
 
-def read_executorch(path: str, kind: str) -> EtArtifact:
-    """Read a ``.pte`` (kind "executorch-program") or ``.ptd`` ("executorch-data")."""
+def read_executorch(path: str, kind: str) -> EtRead:
+    """Read a ``.pte`` (kind "executorch-program") or ``.ptd`` ("executorch-data"): its
+    Source, the metadata it records (delegates, compile-spec keys, named data) and notes."""
     from cuwheel.read.artifacts import _read_bytes
 
     problems: list[Problem] = []
@@ -125,9 +120,9 @@ def read_executorch(path: str, kind: str) -> EtArtifact:
             data = f.read()
     except OSError as exc:
         src = Source(kind, path, problems=(Problem(path, exc.strerror or str(exc)),))
-        return EtArtifact(kind, src, (), ())
+        return src, (), ()
     except _Bad as exc:
-        return EtArtifact(kind, Source(kind, path, problems=(Problem(path, str(exc)),)), (), ())
+        return Source(kind, path, problems=(Problem(path, str(exc)),)), (), ()
     try:
         if kind == "executorch-program":
             fb = _Fb(data)
@@ -177,4 +172,4 @@ def read_executorch(path: str, kind: str) -> EtArtifact:
     except _Bad as exc:
         problems.append(Problem(path, f"malformed ExecuTorch flatbuffer: {exc}"))
     src = Source(kind, path, files_seen=1, binaries=tuple(binaries), problems=tuple(problems))
-    return EtArtifact(kind, src, tuple(metadata), tuple(notes))
+    return src, tuple(metadata), tuple(notes)
