@@ -142,12 +142,14 @@ def read_executorch(path: str, kind: str) -> EtRead:
             segments = _segments(fb, prog, 4)
             named = [(fb.string(n, 0) or "?", fb.scalar(n, 1, "<I")) for n in fb.vector(prog, 7)]
         else:
-            if data[8:12] != b"FH01" or len(data) < 40:
+            if data[8:12] != b"FH01" or len(data) < 48:
                 raise _Bad("no FH01 header after the file identifier")
+            # The header is inserted into the flatbuffer (its root offset moved past it):
+            # tables are addressed from the start of the file.
             fb_off, fb_size, base = struct.unpack_from("<QQQ", data, 16)
             if fb_off + fb_size > len(data):
                 raise _Bad("the flatbuffer runs past the end")
-            fb = _Fb(data[fb_off : fb_off + fb_size]) if fb_off else _Fb(data)
+            fb = _Fb(data)
             root = fb.root()
             metadata.append(("ET_DATA_VERSION", str(fb.scalar(root, 0, "<I"))))
             segments = _segments(fb, root, 1)
