@@ -202,7 +202,10 @@ def main(out: str) -> None:
         embed = json.dumps({"aot_inductor.embed_kernel_binary": True})
         runs.append(run_child(["export", "aoti_embedded.pt2", out, embed], caches("c")))
     if os.path.isdir("/tmp/site") and not late():
-        env = caches("et") | {"PYTHONPATH": "/tmp/site"}
+        # pip --target leaves executorch's flatc off PATH; its serializer then looks here
+        # (the first run on 2026-12-01 failed for want of it: make_executorch.py)
+        env = caches("et") | {"PYTHONPATH": "/tmp/site",
+                              "FLATC_EXECUTABLE": "/tmp/site/executorch/data/bin/flatc"}
         runs.append(run_child(["executorch", os.path.join(out, "et")], env))
     meta["runs"] = runs
     meta["listings"] = {os.path.basename(p): listings(p)
