@@ -304,3 +304,12 @@ def test_compat_on_an_artifact(capsys: Any) -> None:
     assert "RUNS" in capsys.readouterr().out
     main(["compat", str(ART / "aoti_cu130.pt2"), "--gpu", "A100"])
     assert "DOES NOT RUN" in capsys.readouterr().out
+
+
+def test_cubins_inside_fatbins_are_not_counted_twice() -> None:
+    # an nvcc-built library: its fatbin's uncompressed cubins are container entries, not
+    # "embedded" images (cuobjdump lists them once: tests/test_inspect_oracle.py)
+    lib = Path(__file__).parent / "data" / "bin" / "align256.so"
+    src = read_artifact(str(lib))
+    assert src.kind == "library" and len(src.binaries) == 1
+    assert src.binaries[0].has_device_code

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import mmap
 import os
 import re
 import struct
@@ -23,14 +24,15 @@ from cuwheel.model.artifact import ArtifactFacts, TrainEvidence
 from cuwheel.model.inventory import Binary, Problem, Source
 from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
 from cuwheel.read.cubin import EM_CUDA
-from cuwheel.read.sources import DEFAULT_LIMITS, Limits, WheelFile, read_path
+from cuwheel.read.sources import DEFAULT_LIMITS, Limits, WheelFile, read_member, read_path
 from cuwheel.read.stream import Chunk
 
 __all__ = ["artifact_kind", "embedded_cubins", "facts_of", "read_artifact"]
 
 # Members and embedded images read per artifact; beyond these the input is refused.
 MAX_TEXT_MEMBER = 8 << 20
-MAX_MEMBER = 1 << 30
+MAX_MEMBER = 1 << 30  # an ExecuTorch segment or a plain library read whole
+MAX_SCANNED = 512 << 20  # a host library searched for embedded cubins
 MAX_EMBEDDED = 4096
 MAX_KERNEL_JSON = 1 << 20
 
@@ -89,14 +91,26 @@ def _is_triton_cache(root: str) -> bool:
     return False
 
 
-def embedded_cubins(display: str, data: bytes, limit: int = MAX_EMBEDDED) -> list[Binary]:
+def _container_ranges(hosts: list[Binary]) -> list[tuple[int, int]]:
+    return [(c.offset, c.offset + c.size) for b in hosts if b.format in ("elf", "pe")
+            for c in b.containers]
+
+
+def embedded_cubins(display: str, data: bytes, limit: int = MAX_EMBEDDED,
+                    skip: list[tuple[int, int]] | None = None) -> list[Binary]:
     """CUDA ELF images embedded whole in a host library's data (AOTInductor's
     ``embed_kernel_binary``, ExecuTorch's CUDA backend): each read as a cubin named
     ``display@0xOFFSET``.  The image ends at the later of its section and program header
-    tables (the CUDA ELF layout puts the section headers last)."""
+    tables (the CUDA ELF layout puts the section headers last).  Cubins inside the fatbin
+    containers in ``skip`` (offset ranges) are the containers' entries already: not again."""
     out: list[Binary] = []
+    skip = skip or []
     pos = data.find(b"\x7fELF", 1)
     while pos != -1 and len(out) < limit:
+        inside = next((end for start, end in skip if start <= pos < end), None)
+        if inside is not None:
+            pos = data.find(b"\x7fELF", inside)
+            continue
         if pos + 64 <= len(data) and data[pos + 4] == 2 and data[pos + 5] == 1:
             e_machine, = struct.unpack_from("<H", data, pos + 18)
             if e_machine == EM_CUDA:
@@ -134,7 +148,7 @@ def _read_bytes(display: str, data: bytes) -> tuple[list[Binary], list[Problem]]
     except InputError as exc:
         return [], [Problem(exc.path, exc.problem)]
     if kind in ("elf", "pe"):
-        bins += embedded_cubins(display, data)
+        bins += embedded_cubins(display, data, skip=_container_ranges(bins))
     return bins, []
 
 
@@ -202,6 +216,7 @@ def _metadata_json(raw: bytes) -> list[tuple[str, str]]:
 
 
 def _read_aoti(path: str, limits: Limits) -> Source:
+    notes: list[str] = []
     binaries: list[Binary] = []
     problems: list[Problem] = []
     metadata: list[tuple[str, str]] = []
@@ -231,28 +246,26 @@ def _read_aoti(path: str, limits: Limits) -> Source:
                 else:
                     evidence += _build_paths(m.name.rsplit("/", 1)[-1], raw)
                 continue
-            if m.file_size > MAX_MEMBER:
-                problems.append(Problem(display, f"{m.file_size} bytes is over the member limit"))
+            # the binary's facts are streamed, as a wheel member's are (any size)
+            bs, ps, is_bin = read_member(wf, m.name)
+            binaries += bs
+            problems += ps
+            if not is_bin or ps or not any(b.format in ("elf", "pe") for b in bs):
                 continue
-            head = wf.prefix(m, SNIFF_BYTES)
-            if sniff(head) is None:
-                continue
-            refused = wf.refusal(m)
-            if refused:
-                problems.append(Problem(display, refused))
+            # cubins embedded whole in a host library: searched in libraries up to a size
+            if m.file_size > MAX_SCANNED:
+                notes.append(f"{display}: {m.file_size} bytes; not searched for embedded cubins")
                 continue
             try:
                 data = b"".join(wf.chunks(m))
             except InputError as exc:
                 problems.append(Problem(exc.path, exc.problem))
                 continue
-            bs, ps = _read_bytes(display, data)
-            binaries += bs
-            problems += ps
+            binaries += embedded_cubins(display, data, skip=_container_ranges(bs))
     ev, imported = _binary_evidence(binaries)
     src = Source("aoti-package", path, files_seen=seen, binaries=tuple(binaries),
                  problems=tuple(problems))
-    return _done(src, metadata, _dedupe(evidence) + ev, imported)
+    return _done(src, metadata, _dedupe(evidence) + ev, imported, tuple(notes))
 
 
 def _read_triton_cache(root: str) -> Source:
@@ -325,26 +338,26 @@ def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Source:
     if kind in ("executorch-program", "executorch-data"):
         from cuwheel.read.executorch import read_executorch
 
-        src, metadata, notes = read_executorch(path, kind)
+        src, metadata, et_notes = read_executorch(path, kind)
         ev, imported = _binary_evidence(list(src.binaries))
-        return _done(src, metadata, ev, imported, notes)
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_MEMBER:
-            raise InputError(path, f"{size} bytes is over the artifact limit")
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        return _done(Source("library", path,
-                            problems=(Problem(path, exc.strerror or str(exc)),)))
-    except InputError as exc:
-        bad = Problem(exc.path, exc.problem)
-        return _done(Source("library", path, problems=(bad,)))
-    bs, ps = _read_bytes(path, data)
-    if not bs and not ps:
+        return _done(src, metadata, ev, imported, et_notes)
+    bs, ps, is_bin = read_path(path)  # streamed, any size
+    if not is_bin and not ps:
         ps = [Problem(path, "not an artifact cuwheel can read (AOTInductor .pt2, ExecuTorch "
                             ".pte/.ptd, Triton cache directory or a binary)")]
+    paths: list[TrainEvidence] = []
+    notes: tuple[str, ...] = ()
+    if is_bin and not ps and any(b.format in ("elf", "pe") for b in bs):
+        try:
+            with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                if len(mm) <= MAX_SCANNED:
+                    data = mm[:]
+                    bs += embedded_cubins(path, data, skip=_container_ranges(bs))
+                    paths = _build_paths(os.path.basename(path), data)
+                else:
+                    notes = (f"{len(mm)} bytes; not searched for embedded cubins or paths",)
+        except (OSError, ValueError) as exc:
+            ps.append(Problem(path, str(exc)))
     ev, imported = _binary_evidence(bs)
-    ev = _dedupe(ev + _build_paths(os.path.basename(path), data[: 64 << 20]))
     src = Source("library", path, files_seen=1, binaries=tuple(bs), problems=tuple(ps))
-    return _done(src, (), ev, imported)
+    return _done(src, (), _dedupe(ev + paths), imported, notes)

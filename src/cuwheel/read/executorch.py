@@ -11,16 +11,17 @@ file; a malformed file is a problem of its Source, never an exception.
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 
 from cuwheel.model.inventory import Binary, Problem, Source
+from cuwheel.read.binary import SNIFF_BYTES, sniff
 
 __all__ = ["flatbuffer_kind", "read_executorch"]
 
-MAX_FILE = 4 << 30
 MAX_SEGMENT_READ = 1 << 30
-MAX_ITEMS = 100_000
+MAX_ITEMS = 100_000  # vector elements read in one file, all vectors together
 
 
 def flatbuffer_kind(head: bytes) -> str | None:
@@ -42,8 +43,9 @@ class _Bad(Exception):
 class _Fb:
     """Bounded reads of one flatbuffer (little-endian, offsets from the buffer start)."""
 
-    def __init__(self, buf: bytes) -> None:
+    def __init__(self, buf: bytes | mmap.mmap) -> None:
         self.buf = buf
+        self.budget = MAX_ITEMS
 
     def u(self, fmt: str, pos: int) -> int:
         size = struct.calcsize(fmt)
@@ -75,8 +77,9 @@ class _Fb:
         if v is None:
             return []
         n = self.u("<I", v)
-        if n > MAX_ITEMS:
-            raise _Bad(f"a vector of {n} items")
+        self.budget -= n
+        if self.budget < 0:
+            raise _Bad(f"more than {MAX_ITEMS} table entries")
         return [v + 4 + 4 * i + self.u("<I", v + 4 + 4 * i) for i in range(n)]
 
     def string(self, table: int, index: int) -> str | None:
@@ -106,23 +109,30 @@ def _segments(fb: _Fb, table: int, index: int) -> list[tuple[int, int]]:
 def read_executorch(path: str, kind: str) -> EtRead:
     """Read a ``.pte`` (kind "executorch-program") or ``.ptd`` ("executorch-data"): its
     Source, the metadata it records (delegates, compile-spec keys, named data) and notes."""
-    from cuwheel.read.artifacts import _read_bytes
-
     problems: list[Problem] = []
     binaries: list[Binary] = []
     metadata: list[tuple[str, str]] = []
     notes: list[str] = []
     try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE:
-            raise _Bad(f"{size} bytes is over the limit")
         with open(path, "rb") as f:
-            data = f.read()
+            if os.fstat(f.fileno()).st_size == 0:
+                raise _Bad("empty file")
+            # mapped, not read: segments are copied out one at a time, each bounded
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                _read_into(path, kind, data, binaries, problems, metadata, notes)
     except OSError as exc:
-        src = Source(kind, path, problems=(Problem(path, exc.strerror or str(exc)),))
-        return src, (), ()
+        problems.append(Problem(path, exc.strerror or str(exc)))
     except _Bad as exc:
-        return Source(kind, path, problems=(Problem(path, str(exc)),)), (), ()
+        problems.append(Problem(path, str(exc)))
+    src = Source(kind, path, files_seen=1, binaries=tuple(binaries), problems=tuple(problems))
+    return src, tuple(metadata), tuple(notes)
+
+
+def _read_into(path: str, kind: str, data: mmap.mmap, binaries: list[Binary],
+               problems: list[Problem], metadata: list[tuple[str, str]],
+               notes: list[str]) -> None:
+    from cuwheel.read.artifacts import _read_bytes
+
     try:
         if kind == "executorch-program":
             fb = _Fb(data)
@@ -165,6 +175,8 @@ def read_executorch(path: str, kind: str) -> EtRead:
             if start + length > len(data):
                 problems.append(Problem(path, f"segment {idx} ({key!r}) runs past the end"))
                 continue
+            if sniff(data[start : start + min(length, SNIFF_BYTES)]) is None:
+                continue  # weights, not a binary: never copied
             if length > MAX_SEGMENT_READ:
                 notes.append(f"segment {key!r} not read: {length} bytes")
                 continue
@@ -173,5 +185,3 @@ def read_executorch(path: str, kind: str) -> EtRead:
             problems += ps
     except _Bad as exc:
         problems.append(Problem(path, f"malformed ExecuTorch flatbuffer: {exc}"))
-    src = Source(kind, path, files_seen=1, binaries=tuple(binaries), problems=tuple(problems))
-    return src, tuple(metadata), tuple(notes)
