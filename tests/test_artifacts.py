@@ -313,3 +313,48 @@ def test_cubins_inside_fatbins_are_not_counted_twice() -> None:
     src = read_artifact(str(lib))
     assert src.kind == "library" and len(src.binaries) == 1
     assert src.binaries[0].has_device_code
+
+
+def test_which_evidence_decides() -> None:
+    from cuwheel.model.artifact import ArtifactFacts, TrainEvidence
+
+    def ev(source: str, major: int, minor: int | None) -> TrainEvidence:
+        return TrainEvidence(source, major, minor, f"{source} {major}.{minor}")
+
+    # the strongest class decides, even against newer weaker evidence
+    f = ArtifactFacts("aoti-package", evidence=(ev("cubin-toolkit", 13, 2),
+                                                ev("build-path", 13, 0)))
+    assert f.train is not None and (f.train.source, f.train.minor) == ("build-path", 0)
+    # within a class the newest
+    f = ArtifactFacts("triton-cache", evidence=(ev("cubin-toolkit", 12, 8),
+                                                ev("cubin-toolkit", 13, 0)))
+    assert f.train is not None and (f.train.major, f.train.minor) == (13, 0)
+    # a major alone borrows the minor of weaker evidence of that major, and says so
+    f = ArtifactFacts("library", evidence=(ev("runtime-link", 12, None),
+                                           ev("cubin-toolkit", 13, 0),
+                                           ev("ptx-isa", 12, 4)))
+    assert f.train is not None and (f.train.major, f.train.minor) == (12, 4)
+    assert "minor from ptx-isa" in f.train.where
+    assert ArtifactFacts("library").train is None
+
+
+def test_a_program_without_a_train_fails_closed(tmp_path: Path) -> None:
+    # a host-only library: nothing names a train (ART006), nothing runs on a GPU (ART003)
+    lib = Path(__file__).parent / "data" / "bin" / "hostonly.so"
+    r = _check(_wheel(tmp_path, "1.0+cu130"), lib, gpus="H100")
+    assert {"ART006", "ART003"} <= _codes(r) and not r.passed
+
+
+def test_byte_flips_in_a_program_are_problems_never_exceptions(tmp_path: Path) -> None:
+    import random
+
+    raw = _pte(tmp_path).read_bytes()
+    head = bytearray(raw[:4096])  # the flatbuffer, its header and the start of the segment
+    rng = random.Random(21)
+    bad = tmp_path / "flip.pte"
+    for _ in range(40):
+        mutated = bytearray(head)
+        for _ in range(rng.randint(1, 8)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        bad.write_bytes(bytes(mutated) + raw[4096:])
+        read_artifact(str(bad))  # raises nothing
