@@ -132,6 +132,12 @@ def _artifact_lines(s: Source) -> list[str]:
     lines.append(f"  host: {host}" + (f"; CPU ISA {isa}{beyond}" if isa else ""))
     if a.runtime_imported:
         lines.append("  CUDA runtime: imported from the process (cuda* symbols, no libcudart)")
+    floor = catalog.minor_compat_floor(t.major) if t is not None else None
+    if t is not None and floor is not None:
+        drv = floor.driver_linux if a.platform != "win32" else floor.driver_windows
+        if drv:
+            lines.append(f"  driver: {drv} or later for CUDA {t.major}.x "
+                         "(minor-version compatibility)")
     shown = [f"{k}={v}" for k, v in a.metadata if k not in ("AOTI_CPU_ISA", "AOTI_PLATFORM",
                                                             "AOTI_MACHINE")]
     if shown:
