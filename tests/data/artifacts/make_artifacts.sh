@@ -3,6 +3,8 @@
 # $OUT (see make_artifacts.py).  build/whl may hold executorch 1.2.0 and the pure-Python
 # wheels it imports (expecttest, kgb, parameterized, ruamel.yaml, torchao 0.17.0); they are
 # installed into /tmp/site for the ExecuTorch child alone.
+# On 2026-12-01 the device tool sent the session's main checkout, not this worktree, so the
+# run used a carried copy: the same script and wheels under build/artifacts_carry/.
 set -u
 OUT=${OUT:-${1:?usage: make_artifacts.sh OUTDIR}}
 if ls build/whl/*.whl >/dev/null 2>&1; then
