@@ -358,3 +358,27 @@ def test_byte_flips_in_a_program_are_problems_never_exceptions(tmp_path: Path) -
             mutated[rng.randrange(len(mutated))] = rng.randrange(256)
         bad.write_bytes(bytes(mutated) + raw[4096:])
         read_artifact(str(bad))  # raises nothing
+
+
+def test_an_unreadable_member_is_art008(tmp_path: Path) -> None:
+    # the package stored, then bytes of the cubin member changed: its CRC-32 no longer holds
+    src = ART / "aoti_cu130.pt2"
+    bad = tmp_path / "crc.pt2"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(bad, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, zin.read(info))
+    raw = bytearray(bad.read_bytes())
+    at = raw.index(b"\x7fELF\x02\x01", raw.index(b".cubin"))
+    raw[at + 4000 : at + 4010] = b"\xff" * 10
+    bad.write_bytes(bytes(raw))
+    r = _check(_wheel(tmp_path, "1.0+cu130"), bad, gpus="H100")
+    assert "ART008" in _codes(r)
+
+
+def test_every_art_code_has_a_case_here() -> None:
+    # the cases above, by the code each asserts (a new ART code needs one)
+    from cuwheel.checks.codes import CODES
+
+    here = Path(__file__).read_text()
+    for code in (c for c in CODES if c.startswith("ART")):
+        assert f'"{code}"' in here, code

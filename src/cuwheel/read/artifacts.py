@@ -16,6 +16,7 @@ import json
 import mmap
 import os
 import re
+import stat
 import struct
 from collections.abc import Callable, Iterator
 
@@ -56,8 +57,14 @@ def artifact_kind(path: str) -> str | None:
     if lower.endswith(".whl"):
         return None
     try:
-        with open(path, "rb") as f:
-            head = f.read(SNIFF_BYTES)
+        # Not open(): a FIFO would block it; only a regular file is looked at.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            head = os.pread(fd, SNIFF_BYTES, 0)
+        finally:
+            os.close(fd)
     except OSError:
         return None
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
