@@ -382,3 +382,11 @@ def test_every_art_code_has_a_case_here() -> None:
     here = Path(__file__).read_text()
     for code in (c for c in CODES if c.startswith("ART")):
         assert f'"{code}"' in here, code
+
+
+def test_a_fifo_is_not_opened_for_its_kind(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "model.pt2"
+    os.mkfifo(fifo)
+    assert artifact_kind(str(fifo)) is None  # returns at once: nothing writes to it
