@@ -110,6 +110,7 @@ class Conflict:
     message: str
     error_text: str | None = None  # the exact error the import raises, where one does
     paths: tuple[str, ...] = ()
+    by: str | None = None  # the object whose load it concerns (for the report's owner)
 
 
 @dataclass
@@ -275,7 +276,7 @@ class _Simulation:
             text = cannot_open(name)
         msg = (f"{name}, needed by {path}, is in none of the directories searched "
                f"({', '.join(r.searched) or 'none'}){where}")  # fmt: skip
-        self.proc.conflicts.append(Conflict("ENV004", name, msg, text, (path,)))
+        self.proc.conflicts.append(Conflict("ENV004", name, msg, text, (path,), path))
 
     # -- preloads ----------------------------------------------------------------------------
     def preload(self) -> None:
@@ -328,7 +329,7 @@ class _Simulation:
                 self.proc.conflicts.append(Conflict(
                     "ENV005", stem,
                     f"{len(los)} versions of {stem} in one process: {what}",
-                    None, tuple(lo.path for lo in los)))  # fmt: skip
+                    None, tuple(lo.path for lo in los), los[-1].by))  # fmt: skip
         for key in self.proc.order:
             lo = self.proc.loaded[key]
             if self.env.inside(lo.path) or lo.binary is None or lo.binary.format == "pe":
@@ -341,7 +342,7 @@ class _Simulation:
                     "ENV006", lo.name,
                     f"{lo.name} resolves to {lo.path} ({lo.how}, needed by {lo.by}), not to "
                     f"the environment's {ours[0]}",
-                    None, (lo.path, ours[0])))  # fmt: skip
+                    None, (lo.path, ours[0]), lo.by))  # fmt: skip
         for key in self.proc.order:
             lo = self.proc.loaded[key]
             if lo.binary is None:
@@ -364,7 +365,7 @@ class _Simulation:
                     "ENV007", u.library,
                     f"{lo.name} needs {u.name}@{u.version} of {u.library}; the copy loaded, "
                     f"{prov.path} ({prov.how}), does not define it",
-                    text, (lo.path, prov.path)))  # fmt: skip
+                    text, (lo.path, prov.path), lo.path))  # fmt: skip
                 break  # one symbol per object is enough to fail its load
 
 
