@@ -32,6 +32,7 @@ COMMANDS: dict[str, int] = {
     "compat": 2,
     "compat-matrix": 2,
     "explain": 1,
+    "doctor": 1,
     "gpus": 1,
     "scan-summary": 1,
     "toolkit": 1,
