@@ -80,7 +80,7 @@ def parse_ld_cache(data: bytes, path: str = "ld.so.cache") -> LdCache:
         raise InputError(path, "not a glibc ld.so cache (no 'glibc-ld.so.cache1.1' header)")
     if len(data) < base + _NEW_HEADER:
         raise InputError(path, "truncated header")
-    nlibs, len_strings = struct.unpack_from("<II", data, base + 20)
+    nlibs, _len_strings = struct.unpack_from("<II", data, base + 20)
     table = base + _NEW_HEADER
     if table + nlibs * _NEW_ENTRY > len(data):
         raise InputError(path, f"{nlibs} entries do not fit in {len(data)} bytes")
