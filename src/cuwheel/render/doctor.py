@@ -74,7 +74,7 @@ def doctor_json(d: Diagnosis) -> str:
             "distributions": len(env.distributions),
             "torch": None if env.torch_version is None else {
                 "version": env.torch_version,
-                "cuda": None if env.torch_cuda is None else "%d.%d" % env.torch_cuda,
+                "cuda": None if env.torch_cuda is None else "{}.{}".format(*env.torch_cuda),
             },
         },
         "targets": [
