@@ -67,7 +67,8 @@ rc = lib.cw_launch(ctypes.c_void_p(buf.data_ptr()), ctypes.c_float(2.0))
 rt = ctypes.CDLL("libcudart.so.13")  # the copy torch loaded
 rt.cudaGetErrorString.restype = ctypes.c_char_p
 rt.cudaGetErrorName.restype = ctypes.c_char_p
-out = {"rc": rc, "name": rt.cudaGetErrorName(rc).decode(), "text": rt.cudaGetErrorString(rc).decode()}
+out = {"rc": rc, "name": rt.cudaGetErrorName(rc).decode(),
+       "text": rt.cudaGetErrorString(rc).decode()}
 try:
     torch.cuda.check_error(rc)
 except Exception as exc:  # torch's own wording of the same error
@@ -94,7 +95,8 @@ rt = ctypes.CDLL("libcudart.so.13")
 rt.cudaGetErrorString.restype = ctypes.c_char_p
 rt.cudaGetErrorName.restype = ctypes.c_char_p
 codes = [35, 98, 100, 200, 209, 218, 221, 222, 803, 804]
-print(json.dumps({c: [rt.cudaGetErrorName(c).decode(), rt.cudaGetErrorString(c).decode()] for c in codes}))
+name, text = rt.cudaGetErrorName, rt.cudaGetErrorString
+print(json.dumps({c: [name(c).decode(), text(c).decode()] for c in codes}))
 """
 
 

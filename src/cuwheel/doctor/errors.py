@@ -18,8 +18,10 @@ from cuwheel.errors import CatalogError
 __all__ = ["MAX_TEXT", "ErrorMatch", "ErrorText", "error_texts", "match_errors"]
 
 DATA_FILE = "errors.toml"
-# A traceback is a few KiB; a whole CI log is cut, not scanned to its end.
+# A traceback is a few KiB; a whole CI log is cut, not scanned to its end.  Every known
+# error is one line; a line is cut too, so that no pattern backtracks over a whole log.
 MAX_TEXT = 256 << 10
+MAX_LINE = 4096
 
 
 @dataclass(frozen=True)
@@ -96,16 +98,18 @@ def match_errors(text: str) -> tuple[ErrorMatch, ...]:
     """The known errors in ``text``, in the data's order; a match that overlaps one found
     before it (the generic ``undefined symbol`` under nvJitLink's) is left out.  Empty when
     nothing is known: the caller says "no match", never a guess."""
-    text = text[:MAX_TEXT]
-    taken: list[tuple[int, int]] = []
+    lines = [ln[:MAX_LINE] for ln in text[:MAX_TEXT].splitlines()]
+    taken: list[tuple[int, int, int]] = []  # (line, start, end)
     out: list[ErrorMatch] = []
     for err in error_texts():
-        m = err.pattern.search(text)
-        if m is None:
+        found = next(((n, m) for n, line in enumerate(lines)
+                      if (m := err.pattern.search(line)) is not None), None)  # fmt: skip
+        if found is None:
             continue
-        if any(m.start() < end and start < m.end() for start, end in taken):
+        i, m = found
+        if any(i == n and m.start() < end and start < m.end() for n, start, end in taken):
             continue
-        taken.append(m.span())
+        taken.append((i, *m.span()))
         groups = m.groupdict()
         out.append(ErrorMatch(err, m[0], groups.get("library"), groups.get("symbol")))
     return tuple(out)

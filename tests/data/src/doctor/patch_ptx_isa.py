@@ -5,9 +5,10 @@ a driver (the h200 probe edits raw PTX the same way)."""
 
 import struct
 import sys
+from pathlib import Path
 
 path, old, new = sys.argv[1], sys.argv[2], sys.argv[3]
-data = bytearray(open(path, "rb").read())
+data = bytearray(Path(path).read_bytes())
 o_maj, o_min = (int(x) for x in old.split("."))
 n_maj, n_min = (int(x) for x in new.split("."))
 magic = b"\x50\xed\x55\xba\x01\x00\x10\x00"
@@ -32,5 +33,5 @@ while at >= 0:
         e += hsize + psize
     at = data.find(magic, at + 16 + size)
 assert count, "no PTX entry of that ISA"
-open(path, "wb").write(bytes(data))
+Path(path).write_bytes(bytes(data))
 print(f"{path}: {count} PTX entr{'y' if count == 1 else 'ies'} {old} -> {new}")
