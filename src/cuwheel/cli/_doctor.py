@@ -100,5 +100,4 @@ examples:
   cuwheel doctor                                  this interpreter's packages on this machine
   cuwheel doctor --path venv/lib/python3.12/site-packages --gpu H100 --driver 535
   cuwheel doctor --dist torch --dist bitsandbytes -v
-  cuwheel explain "CUDA error: no kernel image is available for execution on the device"
 """

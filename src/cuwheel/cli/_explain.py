@@ -91,3 +91,12 @@ def _run(args: argparse.Namespace) -> int:
     else:
         write_output(args, to_text(blocks))
     return 0
+
+
+EXAMPLES = """\
+examples:
+  cuwheel explain DC001                     a check code: its causes and the fix
+  cuwheel explain DEP                       every code of a family
+  cuwheel explain "CUDA error: no kernel image is available for execution on the device"
+  cuwheel explain - < traceback.txt         error text from stdin
+"""
