@@ -111,7 +111,8 @@ def run_py(code: str, *args: str, env: dict[str, str] | None = None) -> dict[str
 
 def doctor(*args: str, env: dict[str, str] | None = None) -> dict[str, object]:
     t = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "cuwheel", "doctor", "--json", *args],
+    p = subprocess.run([sys.executable, "-m", "cuwheel", "doctor", "--json", "--workers",
+                        str(min(16, os.cpu_count() or 1)), *args],
                        capture_output=True, text=True, env=env, timeout=400)  # fmt: skip
     took = round(time.monotonic() - t, 1)
     try:

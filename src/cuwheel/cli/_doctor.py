@@ -40,6 +40,8 @@ def register(subparsers: Any) -> None:
                    help="LD_LIBRARY_PATH to resolve with (default: this process's)")
     p.add_argument("--ld-cache", metavar="FILE", default="/etc/ld.so.cache",
                    help="the ld.so cache to read ('none': no cache; default: /etc/ld.so.cache)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="processes reading the binaries (default: up to 2)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="every library's verdict and every CUDA library of the process")
     add_output(p, ("text", "json"))
@@ -81,7 +83,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.ld_library_path is not None:
         environ["LD_LIBRARY_PATH"] = args.ld_library_path
     ctx = SearchContext.from_environ(environ, cache)
-    env = read_environment(args.path or None, only=args.dist)
+    if args.workers is not None and args.workers < 1:
+        raise CuwheelError(f"--workers {args.workers}: at least 1")
+    env = read_environment(args.path or None, only=args.dist, workers=args.workers)
     if not env.distributions:
         where = ", ".join(args.path) if args.path else "sys.path"
         print(f"cuwheel: warning: no installed distribution found in {where}", file=sys.stderr)
