@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from cuwheel.checks.codes import CODES
 from cuwheel.doctor import Diagnosis, DistributionReport, Environment, Finding, Status
 from cuwheel.doctor.loader import is_cuda_library
 from cuwheel.render.compat import _library_json, _target_json
@@ -124,7 +125,9 @@ def doctor_text(d: Diagnosis, *, verbose: bool = False) -> str:
         if not t.distributions:
             lines.append("  nothing installed has device code or links CUDA")
         for r in t.distributions:
-            lines.append(f"  {r.name} {r.version}: {r.status}")
+            what = f" ({CODES[r.findings[0].code].title})" if (
+                r.status == Status.RUNS_EXCEPT and r.findings) else ""
+            lines.append(f"  {r.name} {r.version}: {r.status}{what}")
             if not r.findings:
                 lines.append(f"    {r.cause}")
             for f in r.findings:
