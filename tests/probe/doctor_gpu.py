@@ -70,6 +70,7 @@ rt.cudaGetErrorName.restype = ctypes.c_char_p
 out = {"rc": rc, "name": rt.cudaGetErrorName(rc).decode(),
        "text": rt.cudaGetErrorString(rc).decode()}
 try:
+    torch.cuda.cudart()  # torch's binding of the runtime, which check_error needs
     torch.cuda.check_error(rc)
 except Exception as exc:  # torch's own wording of the same error
     out["torch"] = f"{type(exc).__name__}: {exc}"
@@ -171,11 +172,13 @@ def main() -> int:
     }
     base = os.environ.copy()
     base.pop("LD_LIBRARY_PATH", None)
-    res["nokernel"] = {
-        "observed": run_py(LAUNCH, os.path.join(dirs["nokernel"], "cw_nokernel/libcw_sm80.so"),
-                           env=base),
-        "doctor_whole_env": doctor("--path", dirs["nokernel"], "--path", site, env=base),
-    }  # fmt: skip
+    os.makedirs(a.out, exist_ok=True)
+
+    def save() -> None:  # after every step: a run cut short still leaves what it saw
+        with open(os.path.join(a.out, "doctor_gpu.json"), "w") as f:
+            json.dump(res, f, indent=2)
+
+    save()
     ext12 = os.path.join(dirs["cu12"], "cw_cu12/ext12.so")
     only = ["--dist", "cw-cu12", "--dist", "torch", "--dist", "nvidia-cuda-runtime"]
     with12 = dict(base, LD_LIBRARY_PATH=cu12lib)
@@ -186,15 +189,22 @@ def main() -> int:
         "doctor_with_ld_library_path": doctor("--path", dirs["cu12"], "--path", site, *only,
                                               env=with12),
     }  # fmt: skip
+    save()
     res["ptx91"] = {
         "observed": run_py(LAUNCH, os.path.join(dirs["ptx91"], "cw_ptx91/libcw_ptx91.so"),
                            env=base),
         "doctor": doctor("--path", dirs["ptx91"], "--path", site, "--dist", "cw-ptx91",
                          "--dist", "torch", env=base),
     }  # fmt: skip
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "doctor_gpu.json"), "w") as f:
-        json.dump(res, f, indent=2)
+    save()
+    res["nokernel"] = {
+        "observed": run_py(LAUNCH, os.path.join(dirs["nokernel"], "cw_nokernel/libcw_sm80.so"),
+                           env=base),
+    }  # fmt: skip
+    save()
+    res["nokernel"]["doctor_whole_env"] = doctor("--path", dirs["nokernel"], "--path", site,
+                                                 env=base)  # fmt: skip
+    save()
     print(json.dumps(res, indent=1)[:6000])
     return 0
 
