@@ -230,6 +230,8 @@ class _Simulation:
             b = self.binary(p)
             name = (b.soname if b is not None and b.soname else os.path.basename(p))
             key = name.lower() if b is not None and b.format == "pe" else name
+            if b is not None and b.format != "pe" and not b.soname:
+                key = p  # no SONAME: ld.so knows the object by its path only
             if key in self.proc.loaded:
                 continue
             self.proc.loaded[key] = Loaded(p, name, who, how_, b)
