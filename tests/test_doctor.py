@@ -1,4 +1,4 @@
-"""cuwheel doctor: environments assembled from the committed fixtures (tests/data/bin/doctor,
+"""cuwheel doctor: environments assembled from the committed fixtures (tests/data/bin_doctor,
 built by tests/data/build_doctor.sh), judged, and the loader's verdicts checked against
 glibc's real loader (a subprocess that dlopens them), the ld.so cache reader against
 ``ldconfig -p``."""
@@ -25,14 +25,14 @@ from cuwheel.errors import InputError
 from cuwheel.render.envelope import load_schema
 
 BIN = Path(__file__).parent / "data" / "bin"
-DOC = BIN / "doctor"
+DOC = BIN.parent / "bin_doctor"
 LINUX = sys.platform.startswith("linux")
 NO_SYSTEM = SearchContext((), None, ())  # nothing outside the environment is searched
 
 
 def _real_cudart() -> Path:
     """NVIDIA's libcudart.so.13, from the nvidia-cuda-runtime wheel of the test extra (the
-    stand-in in tests/data/bin/doctor has its soname only, not its symbol versions)."""
+    stand-in in tests/data/bin_doctor has its soname only, not its symbol versions)."""
     import importlib.util
 
     spec = importlib.util.find_spec("nvidia")

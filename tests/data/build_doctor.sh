@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build cuwheel doctor's fixtures (tests/data/bin/doctor/) from tests/data/src/doctor/.
+# Build cuwheel doctor's fixtures (tests/data/bin_doctor/) from tests/data/src/doctor/.
 #
 # Needs: gcc, nvcc 13.0 (/usr/local/cuda-13.0), python3.  Re-runnable.
 #   libcudart.so.12        stand-in CUDA 12 runtime (soname only; link target)
@@ -16,7 +16,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SRC="$HERE/src/doctor"
-BIN="$HERE/bin/doctor"
+BIN="$HERE/bin_doctor"
 CUDA="${CUDA_HOME:-/usr/local/cuda-13.0}"
 rm -rf "$BIN"; mkdir -p "$BIN/jit_old" "$BIN/jit_new"
 T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT

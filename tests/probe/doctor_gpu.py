@@ -13,10 +13,10 @@ in a process that imports torch first:
 
 * ``cw-nokernel``: tests/data/bin/sm80only.so (sm_80 SASS only) on a GPU that is not sm_8x:
   its kernel launch, and doctor (whole environment, every distribution read) naming it;
-* ``cw-cu12``: tests/data/bin/doctor/ext12.so (needs libcudart.so.12) without, then with,
+* ``cw-cu12``: tests/data/bin_doctor/ext12.so (needs libcudart.so.12) without, then with,
   ``LD_LIBRARY_PATH`` at the real CUDA 12 runtime: the import error, then both runtimes
   mapped in the process;
-* ``cw-ptx91``: tests/data/bin/doctor/ptx91.so (compute_90 PTX rewritten to ISA 9.1) on a
+* ``cw-ptx91``: tests/data/bin_doctor/ptx91.so (compute_90 PTX rewritten to ISA 9.1) on a
   CUDA 13.0 driver: its kernel launch.
 
 Writes OUT/doctor_gpu.json: per scenario the error observed and doctor's JSON answer.
@@ -153,9 +153,9 @@ def main() -> int:
     make_dist(dirs["nokernel"], "cw-nokernel",
               {"cw_nokernel/libcw_sm80.so": os.path.join(BIN, "sm80only.so")})
     make_dist(dirs["cu12"], "cw-cu12",
-              {"cw_cu12/ext12.so": os.path.join(BIN, "doctor", "ext12.so")})
+              {"cw_cu12/ext12.so": os.path.join(BIN + "_doctor", "ext12.so")})
     make_dist(dirs["ptx91"], "cw-ptx91",
-              {"cw_ptx91/libcw_ptx91.so": os.path.join(BIN, "doctor", "ptx91.so")})
+              {"cw_ptx91/libcw_ptx91.so": os.path.join(BIN + "_doctor", "ptx91.so")})
     cu12lib = os.path.join(a.cu12, "nvidia", "cuda_runtime", "lib")
     with open(os.path.join(site, "torch", "__init__.py")) as f:
         init = f.read()
