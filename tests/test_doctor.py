@@ -44,7 +44,8 @@ def _real_cudart() -> Path:
     raise AssertionError("nvidia-cuda-runtime 13 (the test extra) is not installed")
 
 
-def make_dist(site: Path, name: str, files: dict[str, Path | bytes], version: str = "1.0") -> None:
+def make_dist(site: Path, name: str, files: dict[str, Path | bytes], version: str = "1.0",
+              requires: tuple[str, ...] = ()) -> None:
     """An installed distribution: files under ``site`` and a dist-info whose RECORD lists them."""
     info = site / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(parents=True, exist_ok=True)
@@ -54,7 +55,9 @@ def make_dist(site: Path, name: str, files: dict[str, Path | bytes], version: st
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(src if isinstance(src, bytes) else src.read_bytes())
         rows.append(f"{rel},,")
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    reqs = "".join(f"Requires-Dist: {r}\n" for r in requires)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{reqs}")
     rows.append(f"{info.name}/METADATA,,")
     (info / "RECORD").write_text("\n".join(rows) + "\n")
 
@@ -285,6 +288,25 @@ def test_ld_library_path_shadows_the_wheels_runtime(tmp_path: Path) -> None:
     assert str(llp) in f.message and f.distribution == "cw-rt 1.0"
     real = real_load([str(site / "cw_rt/rt13.so")], {"LD_LIBRARY_PATH": str(llp)})
     assert real["cudart"] == [str(llp / "libcudart.so.13")]
+
+
+@pytest.mark.skipif(not LINUX, reason="glibc's loader is the oracle")
+def test_a_package_imports_its_dependencies_first(tmp_path: Path) -> None:
+    # cw-user's module needs libcudart.so.12 and its run path reaches none (torchaudio's
+    # libc10.so on the H200): only the copy cw-base's module loaded first satisfies it
+    make_dist(tmp_path, "cw-user", {"cw_user/x/ext12.so": DOC / "ext12.so"},
+              requires=("cw-base>=1", "numpy; extra == 'x'"))
+    make_dist(tmp_path, "cw-base", {"cw_base/ext12.so": DOC / "ext12.so",
+                                    "cu12/libcudart.so.12": DOC / "libcudart.so.12"})
+    assert not findings(run(tmp_path), "ENV004")
+    base, user = str(tmp_path / "cw_base/ext12.so"), str(tmp_path / "cw_user/x/ext12.so")
+    assert real_load([base, user])["error"] is None
+    assert str(real_load([user])["error"]).startswith("libcudart.so.12: cannot open")
+    (tmp_path / "cw_user-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: cw-user\nVersion: 1.0\n")
+    env = read_environment([str(tmp_path)], workers=1)
+    if [d.name for d in env.import_order()][0] == "cw-user":  # no requirement: site order
+        assert findings(run(tmp_path), "ENV004")
 
 
 def _torch(site: Path, cuda: str | None) -> None:

@@ -112,7 +112,7 @@ def _entries(env: Environment, environ: dict[str, str]) -> list[str]:
     objects and DLLs that are not themselves CUDA libraries, variants not selected left
     out."""
     out = []
-    for d in env.distributions:
+    for d in env.import_order():
         binaries, _ = loaded_binaries(d, env.torch_cuda, environ)
         for b in binaries:
             if b.file_type not in ("shared", "dll") or b.archive is not None:

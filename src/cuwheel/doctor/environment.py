@@ -22,6 +22,9 @@ _TORCH_CUDA = re.compile(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([0-9]+)\.([0-9]+)", re
 _TORCH_VERSION = re.compile(r"^__version__\s*(?::[^=\n]*)?=\s*['\"]([^'\"]{1,64})", re.MULTILINE)
 
 
+_REQ_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]{0,200})")
+
+
 def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -34,6 +37,7 @@ class Distribution:
     files: tuple[str, ...]  # absolute paths of its RECORD's regular files
     binaries: tuple[Binary, ...] = ()  # read ones; ``path`` is the absolute file path
     problems: tuple[Problem, ...] = ()
+    requires: tuple[str, ...] = ()  # normalised names of its Requires-Dist, extras included
 
     @property
     def label(self) -> str:
@@ -55,6 +59,27 @@ class Environment:
             if real in d.files or path in d.files:
                 return d
         return None
+
+    def import_order(self) -> tuple[Distribution, ...]:
+        """The distributions, each after those it requires (a package imports its
+        dependencies first: torchaudio's modules load after torch's); a cycle keeps the
+        site order."""
+        by_name = {_norm(d.name): d for d in self.distributions}
+        done: dict[str, Distribution] = {}
+        for d in self.distributions:
+            stack = [(d, iter(d.requires))]
+            seen = {_norm(d.name)}
+            while stack:
+                cur, deps = stack[-1]
+                nxt = next((by_name[r] for r in deps if r in by_name and r not in done
+                            and r not in seen), None)  # fmt: skip
+                if nxt is None:
+                    stack.pop()
+                    done.setdefault(_norm(cur.name), cur)
+                else:
+                    seen.add(_norm(nxt.name))
+                    stack.append((nxt, iter(nxt.requires)))
+        return tuple(done.values())
 
     def distribution(self, name: str) -> Distribution | None:
         key = _norm(name)
@@ -113,13 +138,17 @@ def read_environment(
                 p = os.path.normpath(os.path.join(site, str(f)))
                 if os.path.isfile(p) and not os.path.islink(p):
                     files.append(p)
-            found.append(Distribution(name, str(dist.version), site, tuple(files)))
+            reqs = tuple(dict.fromkeys(
+                _norm(m[0]) for r in (dist.requires or ())
+                if (m := _REQ_NAME.match(r)) is not None))  # fmt: skip
+            found.append(Distribution(name, str(dist.version), site, tuple(files), (), (), reqs))
     wanted = {_norm(n) for n in only}
     to_read = [
         p for d in found if not wanted or _norm(d.name) in wanted
         for p in d.files if _BINARY_NAME.search(p)
     ]  # fmt: skip
-    inventory = inspect(to_read, workers=workers, payload="none")
+    # "sample" as compat reads: a decoded cubin tells a kernel-less device-link stub apart
+    inventory = inspect(to_read, workers=workers, payload="sample")
     by_path = {s.path: s for s in inventory.sources}
     dists = []
     index: dict[str, list[str]] = {}
@@ -134,7 +163,7 @@ def read_environment(
                 # a file that is no binary at all (a text file named .so) says nothing
                 problems += [x for x in src.problems if "not a wheel, directory" not in x.message]
         dists.append(Distribution(d.name, d.version, d.site, d.files, tuple(binaries),
-                                  tuple(problems)))  # fmt: skip
+                                  tuple(problems), d.requires))  # fmt: skip
     tv, tc = torch_cuda_version(site_list)
     return Environment(tuple(site_list), tuple(dists), tv, tc,
                        {k: tuple(v) for k, v in index.items()})  # fmt: skip
