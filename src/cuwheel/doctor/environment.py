@@ -61,24 +61,34 @@ class Environment:
         return None
 
     def import_order(self) -> tuple[Distribution, ...]:
-        """The distributions, each after those it requires (a package imports its
-        dependencies first: torchaudio's modules load after torch's); a cycle keeps the
-        site order."""
+        """The distributions, each after those it depends on: those its Requires-Dist names,
+        and those that ship a library its binaries need (a package whose module links
+        another's library imports that package first: torchaudio 2.11's modules need
+        torch's libc10.so and its METADATA requires nothing).  A cycle keeps site order."""
         by_name = {_norm(d.name): d for d in self.distributions}
+        ships: dict[str, str] = {}
+        for d in self.distributions:
+            for p in d.files:
+                ships.setdefault(os.path.basename(p), _norm(d.name))
+        deps: dict[str, list[str]] = {}
+        for d in self.distributions:
+            key = _norm(d.name)
+            linked = (ships.get(n) for b in d.binaries for n in b.needed)
+            deps[key] = [r for r in dict.fromkeys([*d.requires, *linked])
+                         if r is not None and r != key and r in by_name]  # fmt: skip
         done: dict[str, Distribution] = {}
         for d in self.distributions:
-            stack = [(d, iter(d.requires))]
-            seen = {_norm(d.name)}
+            stack = [(_norm(d.name), iter(deps[_norm(d.name)]))]
+            seen = {stack[0][0]}
             while stack:
-                cur, deps = stack[-1]
-                nxt = next((by_name[r] for r in deps if r in by_name and r not in done
-                            and r not in seen), None)  # fmt: skip
+                cur, it = stack[-1]
+                nxt = next((r for r in it if r not in done and r not in seen), None)
                 if nxt is None:
                     stack.pop()
-                    done.setdefault(_norm(cur.name), cur)
+                    done.setdefault(cur, by_name[cur])
                 else:
-                    seen.add(_norm(nxt.name))
-                    stack.append((nxt, iter(nxt.requires)))
+                    seen.add(nxt)
+                    stack.append((nxt, iter(deps[nxt])))
         return tuple(done.values())
 
     def distribution(self, name: str) -> Distribution | None:
