@@ -176,12 +176,12 @@ class _Simulation:
                 tried.append(d or ".")
                 if os.path.isfile(cand) and self.machine_fits(obj, cand, name):
                     how = stage if stage == "LD_LIBRARY_PATH" else f"{stage} {raw}"
-                    return Resolution(path, name, os.path.normpath(cand), how, tuple(tried))
+                    return Resolution(path, name, os.path.normpath(cand), how, tuple(dict.fromkeys(tried)))
         if self.ctx.ld_cache is not None:
             hit = self.ctx.ld_cache.lookup(name, obj.machine)
             tried.append(f"ld.so cache ({self.ctx.ld_cache.path})")
             if hit and os.path.isfile(hit):
-                return Resolution(path, name, hit, "ld.so cache", tuple(tried))
+                return Resolution(path, name, hit, "ld.so cache", tuple(dict.fromkeys(tried)))
         defaults = self.ctx.default_dirs
         if defaults is None:
             defaults = DEFAULT_DIRS.get(obj.machine or "", ("/lib", "/usr/lib"))
@@ -189,8 +189,8 @@ class _Simulation:
             tried.append(d)
             cand = os.path.join(d, name)
             if os.path.isfile(cand) and self.machine_fits(obj, cand, name):
-                return Resolution(path, name, cand, "default directory", tuple(tried))
-        return Resolution(path, name, None, "not found", tuple(tried))
+                return Resolution(path, name, cand, "default directory", tuple(dict.fromkeys(tried)))
+        return Resolution(path, name, None, "not found", tuple(dict.fromkeys(tried)))
 
     def machine_fits(self, obj: Binary, cand: str, name: str) -> bool:
         if not self.worth_reading(cand, name, "linux"):
@@ -218,8 +218,8 @@ class _Simulation:
             except OSError:
                 continue
             if key in names:
-                return Resolution(path, name, os.path.join(d, names[key]), how, tuple(tried))
-        return Resolution(path, name, None, "not found", tuple(tried))
+                return Resolution(path, name, os.path.join(d, names[key]), how, tuple(dict.fromkeys(tried)))
+        return Resolution(path, name, None, "not found", tuple(dict.fromkeys(tried)))
 
     # -- the process -----------------------------------------------------------------------
     def load(self, path: str, by: str, how: str) -> None:
