@@ -124,6 +124,10 @@ class Process:
     preloaded_by: str | None = None
 
 
+def _once(dirs: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(dirs))
+
+
 def _expand(entry: str, origin: str) -> str:
     return entry.replace("${ORIGIN}", origin).replace("$ORIGIN", origin)
 
@@ -176,12 +180,12 @@ class _Simulation:
                 tried.append(d or ".")
                 if os.path.isfile(cand) and self.machine_fits(obj, cand, name):
                     how = stage if stage == "LD_LIBRARY_PATH" else f"{stage} {raw}"
-                    return Resolution(path, name, os.path.normpath(cand), how, tuple(dict.fromkeys(tried)))
+                    return Resolution(path, name, os.path.normpath(cand), how, _once(tried))
         if self.ctx.ld_cache is not None:
             hit = self.ctx.ld_cache.lookup(name, obj.machine)
             tried.append(f"ld.so cache ({self.ctx.ld_cache.path})")
             if hit and os.path.isfile(hit):
-                return Resolution(path, name, hit, "ld.so cache", tuple(dict.fromkeys(tried)))
+                return Resolution(path, name, hit, "ld.so cache", _once(tried))
         defaults = self.ctx.default_dirs
         if defaults is None:
             defaults = DEFAULT_DIRS.get(obj.machine or "", ("/lib", "/usr/lib"))
@@ -189,8 +193,8 @@ class _Simulation:
             tried.append(d)
             cand = os.path.join(d, name)
             if os.path.isfile(cand) and self.machine_fits(obj, cand, name):
-                return Resolution(path, name, cand, "default directory", tuple(dict.fromkeys(tried)))
-        return Resolution(path, name, None, "not found", tuple(dict.fromkeys(tried)))
+                return Resolution(path, name, cand, "default directory", _once(tried))
+        return Resolution(path, name, None, "not found", _once(tried))
 
     def machine_fits(self, obj: Binary, cand: str, name: str) -> bool:
         if not self.worth_reading(cand, name, "linux"):
@@ -218,8 +222,8 @@ class _Simulation:
             except OSError:
                 continue
             if key in names:
-                return Resolution(path, name, os.path.join(d, names[key]), how, tuple(dict.fromkeys(tried)))
-        return Resolution(path, name, None, "not found", tuple(dict.fromkeys(tried)))
+                return Resolution(path, name, os.path.join(d, names[key]), how, _once(tried))
+        return Resolution(path, name, None, "not found", _once(tried))
 
     # -- the process -----------------------------------------------------------------------
     def load(self, path: str, by: str, how: str) -> None:
