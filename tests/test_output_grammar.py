@@ -48,6 +48,19 @@ def wheel(tmp_path: Path) -> str:
                       requires=("nvidia-cuda-runtime==13.*",))
 
 
+def _site(tmp: Path) -> Path:
+    """An installed environment for doctor: one distribution with a library built for sm_80."""
+    site = tmp / "site"
+    if not site.exists():
+        (site / "demo").mkdir(parents=True)
+        shutil.copyfile(BIN / "sm80.so", site / "demo" / "libk.so")
+        info = site / "demo-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+        (info / "RECORD").write_text("demo/libk.so,,\ndemo-1.0.dist-info/METADATA,,\n")
+    return site
+
+
 def _cases(wheel: str, tmp: Path) -> list[tuple[tuple[str, ...], str]]:
     """(argv, format) for every command and every format it has."""
     plan = ("plan", "--train", "cu130", "--platform", "linux-x86_64")
@@ -64,6 +77,10 @@ def _cases(wheel: str, tmp: Path) -> list[tuple[tuple[str, ...], str]]:
     out += [(("compat", so, "--cc", "9.0", "--matrix", "-f", f), f)
             for f in ("text", "json", "svg")]
     out += [(("gpus", "A100", "-f", f), f) for f in ("text", "json")]
+    out += [(("explain", "CUDA error: no kernel image is available for execution on the "
+              "device", "-f", f), f) for f in ("text", "json")]
+    out += [(("doctor", "--path", str(_site(tmp)), "--gpu", "H100", "--driver", "580",
+              "--ld-cache", "none", "-f", f), f) for f in ("text", "json")]
     out += [(("scan", wheel, "-o", str(records), "--no-cache", "--summary", f), f)
             for f in ("text", "json", "html")]
     return out
@@ -105,8 +122,8 @@ def test_every_command_and_format(cli, wheel: str, tmp_path: Path) -> None:  # t
             assert "<html" in out.lower()
     # Every document in the envelope was produced and validated, but toolkit's (its
     # test serves a redist; tests/test_toolkit_redist.py).
-    expected = {f"cuwheel-{c}" for c in ("inspect", "plan", "check", "compat",
-                                          "compat-matrix", "gpus", "scan-summary", "explain")}
+    expected = {f"cuwheel-{c}" for c in ("inspect", "plan", "check", "compat", "compat-matrix",
+                                          "gpus", "scan-summary", "explain", "doctor")}
     assert expected <= seen
 
 
@@ -135,7 +152,9 @@ def test_output_file_and_quiet_the_same_everywhere(cli, wheel: str, tmp_path: Pa
                                                    fmt: str) -> None:
     so = str(BIN / "sm80.so")
     for argv in (("inspect", so), ("check", wheel), ("compat", so, "--cc", "8.0"),
-                 ("gpus", "H100"), ("plan", "--train", "cu130", "--platform", "linux-x86_64")):
+                 ("gpus", "H100"), ("plan", "--train", "cu130", "--platform", "linux-x86_64"),
+                 ("doctor", "--path", str(_site(tmp_path)), "--gpu", "H100", "--driver", "580",
+                  "--ld-cache", "none")):
         f = fmt if argv[0] != "plan" or fmt == "json" else "env"
         code, out, _ = cli(*argv, "-f", f)
         target = tmp_path / f"{argv[0]}.{f}"

@@ -29,6 +29,7 @@ SUBCOMMANDS = [
     "_compat",
     "_check",
     "_explain",
+    "_doctor",
     "_toolkit",
     "_scan",
     "_init",
@@ -83,6 +84,7 @@ examples:
   cuwheel plan -f torch --train cu130   TORCH_CUDA_ARCH_LIST of a release row
   cuwheel compat x.whl --gpu "RTX 4090" --driver 580
   cuwheel gpus A100                     compute capability of a GPU
+  cuwheel doctor                        why CUDA code fails on this machine
   cuwheel init --from dist/x.whl        a starting cuwheel.toml from a wheel's contents
 
 exit status: 0 ok, 1 findings / does not run, 2 unusable input or usage.

@@ -32,6 +32,7 @@ COMMANDS: dict[str, int] = {
     "compat": 3,
     "compat-matrix": 3,
     "explain": 1,
+    "doctor": 1,
     "gpus": 1,
     "scan-summary": 2,
     "toolkit": 1,

@@ -1,0 +1,107 @@
+"""``cuwheel doctor [--path DIR]... [--gpu NAME | --cc X.Y] [--driver V]``: why CUDA code
+fails on this machine (docs/doctor.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from cuwheel.cli._common import add_output, check_output_path, info, write_output
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "doctor",
+        help="why CUDA code fails on this machine: the installed environment vs its GPU",
+        description=(
+            "Judge every installed distribution with device code or CUDA linkage on this "
+            "machine's GPUs and driver (NVML), or on --gpu/--cc and --driver: runs / runs "
+            "except / does not run / unknown, the cause first; resolve each CUDA library the "
+            "way the loader will (RPATH/RUNPATH, LD_LIBRARY_PATH, the ld.so cache, torch's "
+            "preloads). Exit status: 0 runs, 1 does not run, 2 unusable input or unknown."
+        ),
+    )
+    p.add_argument("--path", action="append", default=[], metavar="DIR",
+                   help="a site-packages directory or unpacked tree to diagnose (repeatable, "
+                        "searched in order; default: this interpreter's sys.path)")  # fmt: skip
+    p.add_argument("--dist", action="append", default=[], metavar="NAME",
+                   help="read the binaries of these distributions only (repeatable)")
+    p.add_argument("--gpu", action="append", default=[], metavar="NAME",
+                   help="GPU by product, alias or family, instead of this machine's")
+    p.add_argument("--cc", action="append", default=[], metavar="X.Y",
+                   help="compute capability, instead of this machine's GPU")
+    p.add_argument("--driver", metavar="VERSION",
+                   help="driver version ('580.65.06') or the CUDA version it supports ('13.0')")
+    p.add_argument("--ld-library-path", metavar="PATHS",
+                   help="LD_LIBRARY_PATH to resolve with (default: this process's)")
+    p.add_argument("--ld-cache", metavar="FILE", default="/etc/ld.so.cache",
+                   help="the ld.so cache to read ('none': no cache; default: /etc/ld.so.cache)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="processes reading the binaries (default: up to 2)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="every library's verdict and every CUDA library of the process")
+    add_output(p, ("text", "json"))
+    p.set_defaults(handler=_run)
+
+
+def _targets(args: argparse.Namespace) -> list[Any]:
+    from cuwheel import compat
+
+    driver = compat.parse_driver(args.driver) if args.driver else None
+    targets: list[compat.Target] = []
+    for name in args.gpu:
+        targets.extend(compat.targets_for_gpu(name, driver))
+    for cc in args.cc:
+        targets.append(compat.target_for_cc(cc, driver))
+    if targets:
+        return targets
+    from cuwheel.compat.localgpu import detect
+
+    machine = detect()
+    info(f"local: {len(machine.gpus)} GPU(s), {machine.driver} (via {machine.via})")
+    local = machine.targets()
+    return [t.with_driver(driver) for t in local] if driver else list(local)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cuwheel.doctor import SearchContext, Status, diagnose, read_environment, read_ld_cache
+    from cuwheel.errors import CuwheelError
+    from cuwheel.render.doctor import doctor_json, doctor_text
+
+    if args.output:
+        check_output_path(args.output)
+    for d in args.path:
+        if not os.path.isdir(d):
+            raise CuwheelError(f"--path {d}: not a directory")
+    targets = _targets(args)
+    cache = None if args.ld_cache == "none" else read_ld_cache(args.ld_cache)
+    environ = dict(os.environ)
+    if args.ld_library_path is not None:
+        environ["LD_LIBRARY_PATH"] = args.ld_library_path
+    ctx = SearchContext.from_environ(environ, cache)
+    if args.workers is not None and args.workers < 1:
+        raise CuwheelError(f"--workers {args.workers}: at least 1")
+    env = read_environment(args.path or None, only=args.dist, workers=args.workers)
+    if not env.distributions:
+        where = ", ".join(args.path) if args.path else "sys.path"
+        print(f"cuwheel: warning: no installed distribution found in {where}", file=sys.stderr)
+    diagnosis = diagnose(env, targets, ctx)
+    if args.format == "json":
+        write_output(args, doctor_json(diagnosis))
+    else:
+        write_output(args, doctor_text(diagnosis, verbose=args.verbose) + "\n")
+    errors = [f for t in diagnosis.targets for r in t.distributions for f in r.findings]
+    if any(f.severity == "error" for f in [*errors, *diagnosis.loader_findings]):
+        return 1
+    return 2 if diagnosis.status == Status.UNKNOWN else 0
+
+EXAMPLES = """\
+examples:
+  cuwheel doctor                                  this interpreter's packages on this machine
+  cuwheel doctor --path venv/lib/python3.12/site-packages --gpu H100 --driver 535
+  cuwheel doctor --dist torch --dist bitsandbytes -v
+"""

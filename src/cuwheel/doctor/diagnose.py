@@ -1,0 +1,214 @@
+"""``diagnose(environment, targets)``: every distribution with device code or CUDA linkage
+on each GPU + driver asked about, the loader's view of the environment, and the findings
+(ENV001-ENV008, docs/checks.md#env-an-installed-environment-on-a-machine), cause first.
+docs/doctor.md."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cuwheel.checks.codes import CODES
+from cuwheel.compat import LibraryVerdict, Target, Verdict, evaluate
+from cuwheel.doctor.environment import Distribution, Environment
+from cuwheel.doctor.loader import Conflict, Process, SearchContext, is_cuda_library, simulate
+from cuwheel.doctor.verdict import VariantChoice, judge_distribution, loaded_binaries
+from cuwheel.model.inventory import Binary, Inventory
+from cuwheel.rules.runtime import runtime_majors
+
+__all__ = [
+    "NO_KERNEL_IMAGE",
+    "Diagnosis",
+    "DistributionReport",
+    "Finding",
+    "Status",
+    "TargetDiagnosis",
+    "diagnose",
+    "read_file_binary",
+]
+
+# cudaGetErrorString's texts for the failures the findings predict (CUDA Runtime API,
+# enum cudaError; observed on the H200, tests/test_doctor_gpu.py).
+NO_KERNEL_IMAGE = "no kernel image is available for execution on the device"
+INSUFFICIENT_DRIVER = "CUDA driver version is insufficient for CUDA runtime version"
+UNSUPPORTED_PTX = "the provided PTX was compiled with an unsupported toolchain."
+
+
+class Status:
+    """What a distribution does, worst first."""
+
+    DOES_NOT_RUN = "does not run"
+    RUNS_EXCEPT = "runs except"
+    UNKNOWN = "unknown"
+    RUNS = "runs"
+    ORDER = (DOES_NOT_RUN, RUNS_EXCEPT, UNKNOWN, RUNS)
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    distribution: str | None
+    library: str | None  # path of the binary concerned
+    message: str
+    error_text: str | None = None  # the error its use raises, as the user will see it
+    fix: str | None = None
+
+    @property
+    def severity(self) -> str:
+        return str(CODES[self.code].severity)
+
+
+@dataclass(frozen=True)
+class DistributionReport:
+    name: str
+    version: str
+    status: str
+    cause: str  # the first finding's message, or the verdict's reason
+    verdict: Verdict | None
+    libraries: tuple[LibraryVerdict, ...]
+    findings: tuple[Finding, ...]
+    variants: VariantChoice | None = None
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TargetDiagnosis:
+    target: Target
+    status: str
+    distributions: tuple[DistributionReport, ...]  # worst first
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    environment: Environment
+    targets: tuple[TargetDiagnosis, ...]
+    process: Process
+    loader_findings: tuple[Finding, ...]
+
+    @property
+    def status(self) -> str:
+        """The worst target's status."""
+        return min((t.status for t in self.targets), key=Status.ORDER.index, default=Status.RUNS)
+
+
+def read_file_binary(path: str) -> Binary | None:
+    """A library outside the environment (LD_LIBRARY_PATH, the ld.so cache), read for its
+    linkage only; None when it is not a binary cuwheel reads."""
+    from cuwheel.read.sources import read_path
+
+    binaries, _, _ = read_path(path, payload="none")
+    return next((b for b in binaries if b.format in ("elf", "pe")), None)
+
+
+def _cuda_related(b: Binary) -> bool:
+    return b.has_device_code or bool(runtime_majors(b)) or any(
+        is_cuda_library(n, "windows" if b.format == "pe" else "linux") for n in b.needed)
+
+
+def _entries(env: Environment, environ: dict[str, str]) -> list[str]:
+    """The modules of the environment that a program imports or a package loads: shared
+    objects and DLLs that are not themselves CUDA libraries, variants not selected left
+    out."""
+    out = []
+    for d in env.import_order():
+        binaries, _ = loaded_binaries(d, env.torch_cuda, environ)
+        for b in binaries:
+            if b.file_type not in ("shared", "dll") or b.archive is not None:
+                continue
+            name = b.soname or os.path.basename(b.path)
+            if is_cuda_library(name, "windows" if b.format == "pe" else "linux"):
+                continue
+            out.append(b.path)
+    return out
+
+
+_FIX = {
+    "ENV004": "install the wheel that ships it, or fix the run path (cuwheel check: RP001)",
+    "ENV005": "install builds of one CUDA major",
+    "ENV006": "remove the system toolkit's directory from LD_LIBRARY_PATH for this environment",
+    "ENV007": "make the loader find the matching copy (LD_LIBRARY_PATH, upgrade the wheel)",
+}
+
+
+def _conflict_finding(c: Conflict, env: Environment) -> Finding:
+    owner = env.owner(c.by) if c.by and os.path.isabs(c.by) else None
+    return Finding(c.code, owner.label if owner else None, c.by, c.message, c.error_text,
+                   _FIX.get(c.code))
+
+
+def _library_findings(dist: Distribution, lv: LibraryVerdict, target: Target) -> list[Finding]:
+    v = lv.verdict
+    if lv.specialised or v.runs or v is Verdict.HOST:
+        return []
+    if v is Verdict.DRIVER and lv.runtime is not None and lv.runtime.ok is False:
+        floor = lv.runtime.floor
+        fix = (f"a driver >= {floor}" if floor else f"a CUDA {lv.runtime.major} driver") + (
+            f", or the cuda-compat package of CUDA {lv.runtime.major} where NVIDIA's forward "
+            "compatibility supports the GPU (data-centre GPUs)")
+        return [Finding("ENV002", dist.label, lv.path, lv.reason, INSUFFICIENT_DRIVER, fix)]
+    if v is Verdict.DRIVER:
+        return [Finding("ENV003", dist.label, lv.path, lv.reason, UNSUPPORTED_PTX,
+                        "a newer driver (the release named), or a build with SASS for the GPU")]
+    if v in (Verdict.NO_CODE, Verdict.PARTIAL):
+        return [Finding("ENV001", dist.label, lv.path, lv.reason, NO_KERNEL_IMAGE,
+                        f"a build whose architecture list includes {target.arch.sass}")]
+    return [Finding("ENV001", dist.label, lv.path, lv.reason, None, None)]  # wrong platform
+
+
+def _status(verdict: Verdict | None, findings: Sequence[Finding], problems: Sequence[str]) -> str:
+    if any(f.severity == "error" for f in findings):
+        return Status.DOES_NOT_RUN
+    if verdict is Verdict.PARTIAL or findings:
+        return Status.RUNS_EXCEPT
+    if problems:
+        return Status.UNKNOWN
+    return Status.RUNS
+
+
+def diagnose(
+    env: Environment,
+    targets: Sequence[Target],
+    ctx: SearchContext,
+    *,
+    reader: object = None,
+) -> Diagnosis:
+    """The environment on each target; ``ctx``: what the loader searches on this machine."""
+    environ = dict(ctx.environ)
+    process = simulate(env, _entries(env, environ), ctx,
+                       reader if callable(reader) else read_file_binary)  # fmt: skip
+    loader = tuple(_conflict_finding(c, env) for c in process.conflicts)
+    out = []
+    for target in targets:
+        reports = []
+        for d in env.distributions:
+            dv = judge_distribution(d, target, env.torch_cuda, environ)
+            cuda_libs = [b for b in d.binaries if _cuda_related(b)]
+            mine = [f for f in loader if f.distribution == d.label]
+            if not dv.libraries and not mine and not cuda_libs:
+                continue
+            findings: list[Finding] = []
+            if dv.variants is not None and dv.variants.selected is None:
+                findings.append(Finding("ENV008", d.label, None, dv.variants.why, None,
+                                        "install the build for the selected CUDA"))  # fmt: skip
+            for lv in dv.libraries:
+                findings += _library_findings(d, lv, target)
+            findings += mine
+            findings.sort(key=lambda f: (f.severity != "error", f.code))
+            problems = tuple(str(p) for p in d.problems)
+            status = _status(dv.verdict, findings, problems)
+            if findings:
+                cause = findings[0].message
+            elif dv.libraries:
+                cause = dv.libraries[0].reason
+            else:
+                cause = "no device code; its CUDA libraries resolve"
+            reports.append(DistributionReport(d.name, d.version, status, cause, dv.verdict,
+                                              dv.libraries, tuple(findings), dv.variants,
+                                              problems))  # fmt: skip
+        reports.sort(key=lambda r: (Status.ORDER.index(r.status), r.name.lower()))
+        notes = evaluate(Inventory(()), target).notes
+        status = min((r.status for r in reports), key=Status.ORDER.index, default=Status.RUNS)
+        out.append(TargetDiagnosis(target, status, tuple(reports), notes))
+    return Diagnosis(env, tuple(out), process, loader)

@@ -1,0 +1,107 @@
+"""The ld.so cache (``/etc/ld.so.cache``) that ``ldconfig`` writes and glibc's loader
+searches after ``LD_LIBRARY_PATH`` and DT_RUNPATH (docs/doctor.md#the-ldso-cache).
+
+Format: glibc's ``sysdeps/generic/dl-cache.h``.  The current ("new") format starts with
+the 20 bytes ``glibc-ld.so.cache1.1``, then ``nlibs`` (u32), ``len_strings`` (u32),
+``flags`` (u8), three bytes of padding, ``extension_offset`` (u32) and three unused u32
+(48 bytes in all), then ``nlibs`` entries of 24 bytes: ``flags`` (i32), ``key`` and
+``value`` (u32 offsets of the soname and the path, from the start of the new-format
+header), ``osversion`` (u32) and ``hwcap`` (u64).  Caches of glibc before 2.32 may put an
+old-format table (magic ``ld.so-1.7.0``, 12-byte entries) first; the new table follows it,
+8-byte aligned.  Entry flags: bits 0-7 the type (3: ELF libc6), bits 8-15 the ABI
+(0x0300 x86-64 lib64, 0x0a00 AArch64 lib64).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from cuwheel.errors import InputError
+
+__all__ = ["LdCache", "LdCacheEntry", "parse_ld_cache", "read_ld_cache"]
+
+_NEW = b"glibc-ld.so.cache1.1"
+_OLD = b"ld.so-1.7.0"
+_NEW_HEADER = 48
+_NEW_ENTRY = 24
+_OLD_ENTRY = 12
+# A real cache is tens of KiB; anything far bigger is not one.
+MAX_CACHE = 64 << 20
+
+# ABI bits of an entry's flags, per machine of the inventory (ELF e_machine names).
+ABI_FLAGS = {"x86_64": 0x0300, "aarch64": 0x0A00}
+
+
+@dataclass(frozen=True)
+class LdCacheEntry:
+    soname: str
+    path: str
+    flags: int
+
+    @property
+    def abi(self) -> int:
+        return self.flags & 0xFF00
+
+
+@dataclass(frozen=True)
+class LdCache:
+    path: str
+    entries: tuple[LdCacheEntry, ...]
+
+    def lookup(self, soname: str, machine: str | None) -> str | None:
+        """The path ldconfig recorded for ``soname`` for ``machine``'s ABI (the first entry,
+        as the loader takes it); None when the cache has none."""
+        want = ABI_FLAGS.get(machine or "")
+        for e in self.entries:
+            if e.soname == soname and (want is None or e.abi == want):
+                return e.path
+        return None
+
+
+def _cstr(data: bytes, base: int, off: int, path: str) -> str:
+    at = base + off
+    end = data.find(b"\0", at)
+    if off < 0 or at >= len(data) or end < 0:
+        raise InputError(path, f"string offset {off:#x} outside the cache")
+    return data[at:end].decode("utf-8", "surrogateescape")
+
+
+def parse_ld_cache(data: bytes, path: str = "ld.so.cache") -> LdCache:
+    """The entries of a cache file's bytes; InputError for bytes that are not a cache."""
+    base = 0
+    if data.startswith(_OLD):
+        if len(data) < 16:
+            raise InputError(path, "truncated old-format header")
+        (n_old,) = struct.unpack_from("<I", data, 12)
+        base = 16 + n_old * _OLD_ENTRY
+        base += -base % 8
+    if data[base : base + len(_NEW)] != _NEW:
+        raise InputError(path, "not a glibc ld.so cache (no 'glibc-ld.so.cache1.1' header)")
+    if len(data) < base + _NEW_HEADER:
+        raise InputError(path, "truncated header")
+    nlibs, _len_strings = struct.unpack_from("<II", data, base + 20)
+    table = base + _NEW_HEADER
+    if table + nlibs * _NEW_ENTRY > len(data):
+        raise InputError(path, f"{nlibs} entries do not fit in {len(data)} bytes")
+    entries = []
+    for i in range(nlibs):
+        flags, key, value, _osv, _hwcap = struct.unpack_from("<iIIIQ", data, table + i * 24)
+        entries.append(LdCacheEntry(_cstr(data, base, key, path), _cstr(data, base, value, path),
+                                    flags))  # fmt: skip
+    return LdCache(path, tuple(entries))
+
+
+def read_ld_cache(path: str = "/etc/ld.so.cache") -> LdCache | None:
+    """The cache at ``path``; None when there is none (not Linux, a container without
+    ldconfig).  InputError when it is there but unreadable or not a cache."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_CACHE + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(path, exc.strerror or str(exc)) from None
+    if len(data) > MAX_CACHE:
+        raise InputError(path, f"over {MAX_CACHE} bytes: not an ld.so cache")
+    return parse_ld_cache(data, path)
