@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, info, write_output
+from cuwheel.rules.rollup import WheelState
 
 __all__ = ["register"]
 
@@ -68,7 +69,7 @@ def _targets(args: argparse.Namespace) -> list[Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from cuwheel.doctor import SearchContext, Status, diagnose, read_environment, read_ld_cache
+    from cuwheel.doctor import SearchContext, diagnose, read_environment, read_ld_cache
     from cuwheel.errors import CuwheelError
     from cuwheel.render.doctor import doctor_json, doctor_text
 
@@ -97,7 +98,9 @@ def _run(args: argparse.Namespace) -> int:
     errors = [f for t in diagnosis.targets for r in t.distributions for f in r.findings]
     if any(f.severity == "error" for f in [*errors, *diagnosis.loader_findings]):
         return 1
-    return 2 if diagnosis.status == Status.UNKNOWN else 0
+    # the roll-up's exit codes (docs/compat.md#wheel-verdicts): runs 0, unknown 2, runs
+    # except 3, depends on dispatch 4
+    return WheelState(diagnosis.status).exit_code
 
 EXAMPLES = """\
 examples:

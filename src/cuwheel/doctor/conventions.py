@@ -45,15 +45,10 @@ class Variants:
     def select(
         available: list[tuple[int, int]], cuda: tuple[int, int]
     ) -> tuple[int, int] | None:
-        """The variant the package loads for CUDA ``cuda``: the exact one, else the highest
-        of the same major below it, else the lowest of the same major above it."""
-        if cuda in available:
-            return cuda
-        same = [v for v in available if v[0] == cuda[0]]
-        lower = [v for v in same if v < cuda]
-        if lower:
-            return max(lower)
-        return min(same) if same else None
+        """The variant the package loads for CUDA ``cuda`` (rules/evidence.select_variant)."""
+        from cuwheel.rules.evidence import select_variant
+
+        return select_variant(available, cuda)
 
 
 @dataclass(frozen=True)

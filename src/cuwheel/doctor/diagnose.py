@@ -15,6 +15,7 @@ from cuwheel.doctor.environment import Distribution, Environment
 from cuwheel.doctor.loader import Conflict, Process, SearchContext, is_cuda_library, simulate
 from cuwheel.doctor.verdict import VariantChoice, judge_distribution, loaded_binaries
 from cuwheel.model.inventory import Binary, Inventory
+from cuwheel.rules.rollup import WheelState, combine_states
 from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
@@ -36,13 +37,15 @@ UNSUPPORTED_PTX = "the provided PTX was compiled with an unsupported toolchain."
 
 
 class Status:
-    """What a distribution does, worst first."""
+    """What a distribution does: the roll-up's states (rules/rollup.WheelState), worst
+    first; the loader's findings can only make it worse."""
 
-    DOES_NOT_RUN = "does not run"
-    RUNS_EXCEPT = "runs except"
-    UNKNOWN = "unknown"
-    RUNS = "runs"
-    ORDER = (DOES_NOT_RUN, RUNS_EXCEPT, UNKNOWN, RUNS)
+    DOES_NOT_RUN = WheelState.DOES_NOT_RUN.value
+    UNKNOWN = WheelState.UNKNOWN.value
+    RUNS_EXCEPT = WheelState.RUNS_EXCEPT.value
+    DEPENDS = WheelState.DEPENDS.value
+    RUNS = WheelState.RUNS.value
+    ORDER = (DOES_NOT_RUN, UNKNOWN, RUNS_EXCEPT, DEPENDS, RUNS)
 
 
 @dataclass(frozen=True)
@@ -157,14 +160,23 @@ def _library_findings(dist: Distribution, lv: LibraryVerdict, target: Target) ->
     return [Finding("ENV001", dist.label, lv.path, lv.reason, None, None)]  # wrong platform
 
 
-def _status(verdict: Verdict | None, findings: Sequence[Finding], problems: Sequence[str]) -> str:
-    if any(f.severity == "error" for f in findings):
-        return Status.DOES_NOT_RUN
-    if verdict is Verdict.PARTIAL or findings:
-        return Status.RUNS_EXCEPT
+def _status(state: WheelState, findings: Sequence[Finding], problems: Sequence[str]) -> str:
+    """The roll-up's state for the code that loads, made worse by what the loader finds:
+    an error (a library not found, no variant) stops the import."""
+    states = [state]
+    if any(f.severity == "error" and f.code not in _DEVICE for f in findings):
+        states.append(WheelState.DOES_NOT_RUN)
+    elif any(f.code not in _DEVICE for f in findings):
+        states.append(WheelState.RUNS_EXCEPT)
     if problems:
-        return Status.UNKNOWN
-    return Status.RUNS
+        states.append(WheelState.UNKNOWN)
+    worst = combine_states(states)
+    final: WheelState = WheelState.RUNS if worst is WheelState.NOTHING else worst
+    return final.value
+
+
+# the findings that restate the roll-up's culprits (it already decided the state)
+_DEVICE = ("ENV001", "ENV002", "ENV003")
 
 
 def diagnose(
@@ -192,14 +204,17 @@ def diagnose(
             if dv.variants is not None and dv.variants.selected is None:
                 findings.append(Finding("ENV008", d.label, None, dv.variants.why, None,
                                         "install the build for the selected CUDA"))  # fmt: skip
-            for lv in dv.libraries:
+            for lv in dv.culprits:
                 findings += _library_findings(d, lv, target)
             findings += mine
             findings.sort(key=lambda f: (f.severity != "error", f.code))
             problems = tuple(str(p) for p in d.problems)
-            status = _status(dv.verdict, findings, problems)
+            status = _status(dv.state, findings, problems)
+            doubt = [lv for lv in dv.libraries if lv.verdict is Verdict.DEPENDS]
             if findings:
                 cause = findings[0].message
+            elif doubt:
+                cause = f"{os.path.basename(doubt[0].path)}: {doubt[0].reason}"
             elif dv.libraries:
                 cause = dv.libraries[0].reason
             else:

@@ -1,10 +1,9 @@
 """The one place doctor asks what an installed distribution does on a GPU.
 
 Everything goes through :func:`judge_distribution`: which of a distribution's libraries
-load at run time (variants as alternatives: the one the package selects, data/loaders.toml)
-and the public compat API's verdict on them.  When the verdict roll-up (container ->
-library -> wheel -> environment, with run-time alternatives) lands, this function is the
-one to rewire to it.
+load at run time (variants: the one the package selects, data/loaders.toml, by the rule of
+rules/evidence.select_variant) and the one roll-up's answer on them (rules/rollup.py, through
+the compat API): the distribution's state, its culprits and its libraries.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from cuwheel.compat import LibraryVerdict, Target, Verdict, evaluate
+from cuwheel.compat import LibraryVerdict, Target, Verdict, WheelState, evaluate
 from cuwheel.doctor.conventions import conventions
 from cuwheel.doctor.environment import Distribution
 from cuwheel.model.inventory import Binary, Inventory, Source
@@ -34,6 +33,8 @@ class DistributionVerdict:
     verdict: Verdict | None  # None: nothing CUDA loads
     libraries: tuple[LibraryVerdict, ...]  # of the binaries that load, worst first
     variants: VariantChoice | None = None
+    state: WheelState = WheelState.NOTHING  # the roll-up's answer for what loads
+    culprits: tuple[LibraryVerdict, ...] = ()  # what does not run, worst first
 
 
 def _variant_choice(
@@ -90,10 +91,11 @@ def judge_distribution(
     """What ``dist`` does on ``target``: its loaded libraries judged by the compat API
     (``cuda``: the CUDA version of the torch that selects variants)."""
     binaries, choice = loaded_binaries(dist, cuda, environ)
-    report = evaluate(Inventory((Source("distribution", dist.label, binaries=binaries),)), target)
-    src = report.sources[0]
+    inv = Inventory((Source("distribution", dist.label, binaries=binaries),))
+    src = evaluate(inv, target, cuda=cuda).sources[0]
     libs = tuple(sorted(src.libraries, key=lambda lv: (-lv.verdict.rank, lv.path)))
-    verdict = src.verdict
+    verdict, state = src.verdict, src.state
     if choice is not None and choice.selected is None:
-        verdict = Verdict.NO_CODE  # the package finds no library to load
-    return DistributionVerdict(verdict, libs, choice)
+        # the package finds no library to load
+        verdict, state = Verdict.NO_CODE, WheelState.DOES_NOT_RUN
+    return DistributionVerdict(verdict, libs, choice, state, src.culprits)

@@ -18,6 +18,7 @@ __all__ = ["doctor_json", "doctor_text", "relative"]
 _HEAD = {
     Status.DOES_NOT_RUN: "DOES NOT RUN",
     Status.RUNS_EXCEPT: "RUNS except",
+    Status.DEPENDS: "DEPENDS ON DISPATCH",
     Status.UNKNOWN: "UNKNOWN",
     Status.RUNS: "RUNS",
 }

@@ -35,6 +35,7 @@ from cuwheel.rules.evidence import (
     group_label,
     per_architecture_build,
     release_at_or_below,
+    select_variant,
     specialised_only,
     split_path,
 )
@@ -308,8 +309,9 @@ def judge_group(
         "failing": tuple(_label(a) for a, _ in failing),
     }
     if cuda is not None:
-        pick = [(a, lv) for a, lv in judged if a.cuda == cuda and not a.flavor]
-        pick = pick or [(a, lv) for a, lv in judged if a.cuda == cuda]
+        version = select_variant((a.cuda for a, _ in judged if a.cuda), cuda)
+        pick = [(a, lv) for a, lv in judged if a.cuda == version and not a.flavor]
+        pick = pick or [(a, lv) for a, lv in judged if version and a.cuda == version]
         if not pick:
             have = ", ".join(_label(a) for a, _ in judged)
             return GroupVerdict(
