@@ -15,6 +15,7 @@ together so that every field is checked where it is used.
 from __future__ import annotations
 
 import bz2
+import errno
 import lzma
 import os
 import stat
@@ -22,7 +23,7 @@ import struct
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, Problem, WheelInfo
@@ -123,6 +124,29 @@ def _open_regular(path: str) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def open_regular(path: str) -> BinaryIO:
+    """A regular file opened for reading, without following a FIFO or device into a read
+    that never ends (the one rule for files named by a mirror, a lock, a cache or an
+    installed distribution); OSError when it cannot be opened or is not a regular file."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or directory)")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes, None when it is larger;
+    OSError as :func:`open_regular`."""
+    with open_regular(path) as fh:
+        data = fh.read(limit + 1)
+    return None if len(data) > limit else data
 
 
 def file_chunks(path: str) -> Callable[[], Iterator[Chunk]]:

@@ -1,25 +1,49 @@
-"""The lockfile: exactly what a prefix holds (``cuwheel-toolkit.lock``, JSON).
+"""The lockfile: exactly what a prefix holds (``cuwheel-toolkit.lock``, JSON), and the
+ownership marker that proves cuwheel installed the prefix (``.cuwheel-owner``).
 
 Per component the package (redist key or wheel distribution), version, URL, sha256 and
 size; ``cuwheel toolkit --locked`` installs exactly these files again, resolving nothing.
+
+A lockfile is no proof of ownership: anyone can copy one (or create an empty one).  The
+marker records a digest of the whole tree as installed (every path, its kind, a file's size
+and modification time, a link's target); a prefix is cuwheel's to replace only while the
+tree still has that digest, so a directory with a user's files in it, or a toolkit a user
+has changed, is never replaced (docs/toolkit.md, trust boundaries).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from cuwheel._json import JsonError, load_json
 from cuwheel.errors import ToolkitError
 
-__all__ = ["LOCK_NAME", "LOCK_VERSION", "Lock", "Part", "read_lock"]
+__all__ = [
+    "LOCK_NAME",
+    "LOCK_VERSION",
+    "OWNER_NAME",
+    "Lock",
+    "Part",
+    "not_owned",
+    "read_lock",
+    "tree_digest",
+    "write_owner",
+]
 
 LOCK_NAME = "cuwheel-toolkit.lock"
+OWNER_NAME = ".cuwheel-owner"
+OWNER_VERSION = 1
+MAX_TREE_ENTRIES = 1_000_000
 LOCK_VERSION = 1
 KINDS = ("tar.xz", "zip", "wheel")
 SOURCES = ("redist", "wheels")
+MAX_LOCK = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -74,11 +98,17 @@ class Lock:
 
 def read_lock(path: Path) -> Lock:
     """Parse a lockfile; ToolkitError naming the file and the problem."""
+    from cuwheel.read.sources import read_regular
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        data = read_regular(str(path), MAX_LOCK)
     except OSError as exc:
         raise ToolkitError(f"{path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
+    if data is None:
+        raise ToolkitError(f"{path}: larger than {MAX_LOCK} bytes, not a lockfile")
+    try:
+        doc = load_json(data, max_bytes=MAX_LOCK)
+    except JsonError as exc:
         raise ToolkitError(f"{path}: not a JSON lockfile: {exc}") from None
     return parse_lock(doc, str(path))
 
@@ -139,3 +169,74 @@ def parse_lock(doc: object, where: str) -> Lock:
         source,
         tuple(parts),
     )
+
+
+# ---------------------------------------------------------------------------- ownership
+
+
+def tree_digest(root: Path) -> str | None:
+    """sha256 over every entry under ``root`` but the marker (path, kind, a file's size and
+    mtime, a link's target), walked without following links; None past MAX_TREE_ENTRIES
+    entries or when the tree cannot be read."""
+    h = hashlib.sha256()
+    stack = [""]
+    n = 0
+    try:
+        while stack:
+            rel = stack.pop()
+            with os.scandir(os.path.join(root, rel) if rel else root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+            subdirs = []
+            for e in entries:
+                path = f"{rel}/{e.name}" if rel else e.name
+                if path == OWNER_NAME:
+                    continue
+                n += 1
+                if n > MAX_TREE_ENTRIES:
+                    return None
+                st = e.stat(follow_symlinks=False)
+                if e.is_symlink():
+                    line = f"l {path} {os.readlink(e.path)}"
+                elif e.is_dir(follow_symlinks=False):
+                    line = f"d {path}"
+                    subdirs.append(path)
+                elif e.is_file(follow_symlinks=False):
+                    line = f"f {path} {st.st_size} {st.st_mtime_ns}"
+                else:
+                    line = f"o {path} {st.st_mode}"
+                h.update(os.fsencode(line) + b"\0")
+            stack.extend(reversed(subdirs))
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def write_owner(root: Path) -> None:
+    """Mark a finished tree as cuwheel's (the last file written into it)."""
+    digest = tree_digest(root)
+    if digest is None:
+        raise ToolkitError(f"{root}: cannot read the tree just written")
+    doc = {"cuwheel_toolkit_owner": OWNER_VERSION, "tree": digest}
+    (root / OWNER_NAME).write_text(json.dumps(doc) + "\n", encoding="utf-8")
+
+
+def not_owned(prefix: Path) -> str | None:
+    """Why ``prefix`` is not provably a tree cuwheel installed and nobody changed since;
+    None when it is."""
+    from cuwheel.read.sources import read_regular
+
+    marker = prefix / OWNER_NAME
+    try:
+        data = read_regular(str(marker), 4096)
+    except OSError:
+        return f"no {OWNER_NAME} marker"
+    try:
+        doc = load_json(data or b"", max_bytes=4096)
+    except JsonError:
+        doc = None
+    if not isinstance(doc, dict) or doc.get("cuwheel_toolkit_owner") != OWNER_VERSION or \
+            not isinstance(doc.get("tree"), str):
+        return f"{OWNER_NAME} is not a cuwheel ownership marker"
+    if tree_digest(prefix) != doc["tree"]:
+        return "its files are not the ones cuwheel installed (added, removed or changed since)"
+    return None
