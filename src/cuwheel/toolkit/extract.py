@@ -22,6 +22,7 @@ import contextlib
 import csv
 import hashlib
 import io
+import lzma
 import os
 import stat
 import tarfile
@@ -69,7 +70,11 @@ def clean_name(name: str, where: str) -> tuple[str, ...]:
 
 
 def _tar_members(path: Path) -> Iterator[Member]:
-    with tarfile.open(path, "r|xz") as tar:
+    # xz through LZMAFile, whose output per call is bounded: tarfile's own "r|xz" hands a
+    # whole input block to the decompressor, and 10 KiB of xz can be 70 MiB of zeros.
+    with lzma.open(path, "rb") as xz, tarfile.open(
+        fileobj=xz, mode="r|", bufsize=CHUNK
+    ) as tar:
         for info in tar:
             if info.isdir():
                 kind = "dir"
