@@ -180,7 +180,7 @@ def _download(
         os.makedirs(d, exist_ok=True)
         dest = os.path.join(d, os.path.basename(ref.filename) or "wheel.whl")
         try:
-            got = fetch(ref.input, dest, sha256=sha)
+            got = fetch(ref.input, dest, sha256=sha, size=ref.size)
         except InputError as exc:
             return ref, sha, None, exc.problem
         return ref, got, dest, None
