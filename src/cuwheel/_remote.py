@@ -36,16 +36,19 @@ _READ = 1 << 16
 class _Redirects(urllib.request.HTTPRedirectHandler):
     """Follow a redirect only to http(s), and from https only to https."""
 
-    def redirect_request(  # type: ignore[no-untyped-def]
-        self, req, fp, code, msg, headers, newurl
+    def http_error_302(  # type: ignore[no-untyped-def]
+        self, req, fp, code, msg, headers
     ):
+        target = headers.get("location") or headers.get("uri") or ""
         old = urllib.parse.urlsplit(req.full_url).scheme
-        new = urllib.parse.urlsplit(newurl).scheme.lower()
+        new = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, target)).scheme.lower()
         if new not in ("http", "https") or (old == "https" and new != "https"):
-            raise urllib.error.HTTPError(
-                newurl, code, f"redirect to a {new or 'relative'}: URL refused", headers, fp
-            )
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+            fp.close()
+            raise InputError(req.full_url, f"refused: a redirect to a {new}: URL (only http "
+                             "and https are read, never from https to http)")
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
 def checked_opener() -> urllib.request.OpenerDirector:
