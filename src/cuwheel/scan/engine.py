@@ -168,11 +168,13 @@ def _download(
 ) -> Iterator[tuple[WheelRef, str | None, str | None, str | None]]:
     """(ref, sha256, local path, error) for each remote wheel, downloaded a few at a
     time into ``into`` (each in a folder of its own, under its own file name)."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     from cuwheel.scan.fetch import fetch
 
     os.makedirs(into, exist_ok=True)
+    stop = threading.Event()
 
     def one(k: int, ref: WheelRef, sha: str | None) -> tuple[WheelRef, str | None,
                                                            str | None, str | None]:
@@ -180,12 +182,18 @@ def _download(
         os.makedirs(d, exist_ok=True)
         dest = os.path.join(d, os.path.basename(ref.filename) or "wheel.whl")
         try:
-            got = fetch(ref.input, dest, sha256=sha, size=ref.size)
+            got = fetch(ref.input, dest, sha256=sha, size=ref.size, stop=stop)
         except InputError as exc:
             return ref, sha, None, exc.problem
         return ref, got, dest, None
 
-    with ThreadPoolExecutor(_DOWNLOADS) as pool:
+    # Not a with-block: a scan that is closed early (SIGTERM, an error) must not wait for
+    # every download to finish before its folder is removed.
+    pool = ThreadPoolExecutor(_DOWNLOADS)
+    try:
         futures = [pool.submit(one, k, ref, sha) for k, (ref, sha) in enumerate(remote)]
         for fut in futures:
             yield fut.result()
+    finally:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 
 from cuwheel.errors import InputError
 
@@ -16,7 +17,8 @@ _CHUNK = 1 << 20
 
 
 def fetch(url: str, dest: str, *, sha256: str | None = None, timeout: float = 120.0,
-          max_size: int = 64 << 30, size: int | None = None) -> str:
+          max_size: int = 64 << 30, size: int | None = None,
+          stop: threading.Event | None = None) -> str:
     """Write the file at ``url`` to the path ``dest``; return its sha256.  Raises
     InputError when it cannot be fetched, is not an http(s) URL, is larger than ``size``
     (the index's declared size) or ``max_size``, or its sha256 is not the one given (the
@@ -34,7 +36,9 @@ def fetch(url: str, dest: str, *, sha256: str | None = None, timeout: float = 12
     got = 0
     try:
         with checked_opener().open(req, timeout=timeout) as resp, open(dest, "wb") as out:
-            while chunk := resp.read(min(_CHUNK, ceiling - got + 1)):
+            while chunk := resp.read1(min(_CHUNK, ceiling - got + 1)):
+                if stop is not None and stop.is_set():
+                    raise InputError(url, "download stopped (the scan ended)")
                 got += len(chunk)
                 if got > ceiling:
                     declared = "the index declared" if ceiling == size else "allowed"

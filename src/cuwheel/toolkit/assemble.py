@@ -362,8 +362,12 @@ def install(
         order = sorted(lock.parts, key=lambda p: -blobs[p.sha256].stat().st_size)
         with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(order)))) as pool:
             futures = [pool.submit(_extract, p, blobs[p.sha256], shared) for p in order]
-            for f in futures:
-                f.result()
+            try:
+                for f in futures:
+                    f.result()
+            except BaseException:
+                shared.stop.set()  # trust: every writer ends at its next member
+                raise
         if lock.os == "linux":
             _layout_linux(tree)
         _version_json(tree, lock)
