@@ -113,6 +113,40 @@ def unsafe_member_name(name: str) -> str | None:
     return None
 
 
+def installed_path(name: str) -> str:
+    """Where an installer writes member ``name``, relative to its target: the path as
+    ``os.path.join`` resolves it (empty and ``.`` components vanish: ``z/./lib.so`` and
+    ``z//lib.so`` are both ``z/lib.so``).  The one rule for "same installed file"."""
+    return "/".join(p for p in name.split("/") if p not in ("", "."))
+
+
+def _install_clashes(members: list[Member]) -> dict[int, str]:
+    """Members an installer could not install as they are, by index -> why: one whose
+    installed path a later member writes again (pip keeps the last one's bytes, the
+    ``installer`` package refuses the wheel), and a file whose path another member needs
+    as a directory."""
+    out: dict[int, str] = {}
+    last: dict[str, Member] = {}
+    for m in members:
+        if m.is_dir() or unsafe_member_name(m.name):
+            continue
+        path = installed_path(m.name)
+        earlier = last.get(path)
+        if earlier is not None:
+            out[earlier.index] = (f"installs to {path!r} as member {m.name!r} does, which "
+                                  "overwrites it (or makes an installer refuse the wheel)")
+        last[path] = m
+    dirs: set[str] = set()
+    for path in last:
+        parts = path.split("/")
+        dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    for path, m in last.items():
+        if path in dirs:
+            out[m.index] = (f"installs to {path!r}, which other members need as a "
+                            "directory (an installer cannot install both)")
+    return out
+
+
 def _open_regular(path: str) -> int:
     """A descriptor for a regular file; never blocks (a FIFO is refused, not waited on)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -455,7 +489,8 @@ class WheelFile:
             raise
         self.infos = {m.name: m for m in self.members}
         self._starts: dict[int, int] = {}
-        self._refusals = [self._refusal(m) for m in self.members]
+        clashes = _install_clashes(self.members)
+        self._refusals = [clashes.get(m.index) or self._refusal(m) for m in self.members]
 
     def close(self) -> None:
         if self._fd >= 0:
