@@ -73,6 +73,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cuwheel.cli._common import error, warn
     from cuwheel.errors import CuwheelError
     from cuwheel.render.escape import escape
     from cuwheel.scan.engine import ScanResult, scan
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and not args.output:
         raise CuwheelError("--resume needs --output FILE (the records to resume)")
     for m in missing:
-        print(f"cuwheel: error: {escape(m)}", file=sys.stderr)
+        error(m)
 
     options = RecordOptions(check=not args.no_check, detail=args.detail, payload=args.toolkit)
     cache = None
@@ -116,9 +117,8 @@ def run(args: argparse.Namespace) -> int:
         done = _inputs_in(args.output, damaged_lines)
         refs = [r for r in refs if r.input not in done]
         if damaged_lines:
-            print(f"cuwheel: warning: {escape(args.output)}: {len(damaged_lines)} damaged "
-                  f"line(s) skipped, {len(done)} valid records kept; first: "
-                  f"{escape(str(damaged_lines[0]))}", file=sys.stderr)
+            warn(f"{args.output}: {len(damaged_lines)} damaged line(s) skipped, "
+                 f"{len(done)} valid records kept; first: {damaged_lines[0]}")
     out: Any = None
     if args.output:
         out = open(args.output, "a" if args.resume else "w", encoding="utf-8")  # noqa: SIM115
@@ -143,12 +143,11 @@ def run(args: argparse.Namespace) -> int:
         if out is not None and out is not sys.stdout:
             out.close()
     for bad in res.unreadable:
-        print(f"cuwheel: error: {escape(bad)}: could not be read in full (see its record)",
-              file=sys.stderr)
+        error(f"{bad}: could not be read in full (see its record)")
     if refs or done:
         kept = f", {len(done)} kept from {args.output}" if done else ""
-        print(f"cuwheel scan: {res.records} records ({res.cached} from the cache, "
-              f"{res.read} read){kept}", file=sys.stderr)
+        print(escape(f"cuwheel scan: {res.records} records ({res.cached} from the cache, "
+                     f"{res.read} read){kept}"), file=sys.stderr)
     if args.summary:
         from cuwheel.scan.summary import read_records, render, summarize
 
@@ -156,10 +155,9 @@ def run(args: argparse.Namespace) -> int:
         records = read_records(summary_sources, damaged)
         records += [json.loads(x) for x in collected]
         for d in damaged[:5]:
-            print(f"cuwheel: warning: {escape(str(d))}", file=sys.stderr)
+            warn(str(d))
         if len(damaged) > 5:
-            print(f"cuwheel: warning: {len(damaged) - 5} more damaged lines skipped",
-                  file=sys.stderr)
+            warn(f"{len(damaged) - 5} more damaged lines skipped")
         text = render(summarize(_dedupe(records)), args.summary)
         if args.summary_output:
             with open(args.summary_output, "w", encoding="utf-8") as f:
