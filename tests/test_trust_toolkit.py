@@ -363,3 +363,32 @@ def test_a_lock_url_to_a_fifo_or_device_is_bounded(tmp_path: Path) -> None:
     assert code == 2 and "not a regular file" in err
 
 
+
+
+def test_a_cache_name_that_is_no_sha256_never_leaves_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cuwheel.toolkit import wheels
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    cache = Cache(tmp_path / "cache" / "toolkit")
+    bad = "../../../../victim"
+    with pytest.raises(ToolkitError, match="not a sha256"):
+        cache.verified_blob(bad)
+    with pytest.raises(ToolkitError, match="not a sha256"):
+        cache.partial(bad)
+    # a poisoned resolved/ entry naming that "sha256": taken as missing, pip asked again
+    entry = cache.keyed("resolved", wheels._key("nvidia-x", "1.0", ["manylinux_2_28_x86_64"]))
+    entry.parent.mkdir(parents=True)
+    entry.write_text(json.dumps({"url": "https://x/y.whl", "sha256": bad}))
+    asked: list[object] = []
+
+    def pip(missing: object, *a: object) -> list[wheels.ResolvedWheel]:
+        asked.append(missing)
+        return [wheels.ResolvedWheel("nvidia-x", "1.0", "https://x/y.whl", "a" * 64)]
+
+    monkeypatch.setattr(wheels, "_pip_resolve", pip)
+    (got,) = wheels.resolve_wheels([("nvidia-x", "1.0")], ["manylinux_2_28_x86_64"], cache)
+    assert asked and got.sha256 == "a" * 64
+    assert victim.read_text() == "precious"

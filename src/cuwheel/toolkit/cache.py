@@ -19,13 +19,18 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cuwheel.errors import ToolkitError
+
 __all__ = ["Cache", "default_cache_dir"]
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -50,6 +55,10 @@ class Cache:
         return cls(base / "toolkit")
 
     def blob(self, sha256: str) -> Path:
+        """Where the blob of ``sha256`` lives; ToolkitError unless it is 64 hex digits (a
+        name from a damaged cache or document can never point outside ``blobs/``)."""
+        if not _HEX64.fullmatch(sha256):
+            raise ToolkitError(f"not a sha256: {sha256[:80]!r}")
         return self.root / "blobs" / "sha256" / sha256[:2] / sha256
 
     def verified_blob(self, sha256: str, size: int | None = None) -> Path | None:
@@ -79,6 +88,7 @@ class Cache:
         return path
 
     def partial(self, sha256: str) -> Path:
+        self.blob(sha256)  # the same check of the name
         return self.root / "partial" / f"{sha256}.part"
 
     def keyed(self, kind: str, key: str, suffix: str = ".json") -> Path:
