@@ -318,3 +318,22 @@ def test_no_budget_assertion_on_wall_clock() -> None:
     time.sleep(0.001)
     with pytest.raises(InputError, match="budget"):
         policy.get("http://127.0.0.1:9/simple/x/", "text/html", "t")
+
+
+def test_the_text_summary_escapes_names_from_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    w = tmp_path / "w"
+    _wheel(w)
+    out = tmp_path / "r.jsonl"
+    assert main(["scan", str(w), "--no-cache", "-o", str(out), "--workers", "1"]) == 0
+    rec = json.loads(out.read_text())
+    rec["wheel"]["name"] = "evil\x1b]0;pwned\x07\x1b[2J"
+    rec["wheel"]["version"] = "1.0\u202e"
+    rec["input"] = "x\x1b[31m.whl"
+    out.write_text(json.dumps(rec) + "\n")
+    capsys.readouterr()
+    assert main(["scan", "--records", str(out), "--summary", "text", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "evil\\x1b]0;pwned\\x07\\x1b[2J" in text
+    assert not any(c in text for c in "\x1b\x07\u202e")
