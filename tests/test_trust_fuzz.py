@@ -200,3 +200,51 @@ def test_the_json_loader_raises_only_its_own_error(text: str) -> None:
         load_json(text)
     except JsonError as exc:
         assert "\n" not in str(exc)
+
+
+# ------------------------------------------------------------------ archives vs containment
+
+_SEG = st.sampled_from(["a", "b", "..", ".", "", "c"])
+_REL = st.lists(_SEG, min_size=1, max_size=4).map("/".join)
+_MEMBER = st.tuples(st.sampled_from(["file", "dir", "sym", "hard"]), _REL,
+                    st.one_of(_REL, st.sampled_from(["/etc/passwd", "/tmp", "C:/x"])))
+
+
+@SETTINGS
+@given(st.lists(_MEMBER, min_size=1, max_size=8))
+def test_no_archive_writes_or_links_outside_its_tree(members: list[tuple[str, str, str]]) -> None:
+    import tarfile
+
+    from cuwheel.toolkit.extract import Tree, extract_redist
+    from redistserver import tar_xz
+
+    entries: list[tuple[tarfile.TarInfo, bytes | None]] = []
+    for kind, name, target in members:
+        info = tarfile.TarInfo(f"T/{name}")
+        if kind == "file":
+            entries.append((info, b"data"))
+            continue
+        info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE,
+                     "hard": tarfile.LNKTYPE}[kind]
+        info.linkname = target if kind == "sym" else f"T/{target}"
+        entries.append((info, None))
+    with tempfile.TemporaryDirectory() as d:
+        outer = Path(d)
+        root = outer / "w" / "x" / "root"
+        root.mkdir(parents=True)
+        archive = outer / "a.tar.xz"
+        archive.write_bytes(tar_xz(entries))
+        before = sorted(str(p) for p in outer.rglob("*") if root not in p.parents)
+        try:
+            extract_redist(archive, "tar.xz", "T", Tree(root), "a", "c")
+        except ToolkitError as exc:
+            assert "\n" not in str(exc)
+        after = sorted(str(p) for p in outer.rglob("*") if root not in p.parents)
+        assert after == before  # nothing created outside the tree
+        real_root = os.path.realpath(root)
+        for dirpath, dirnames, filenames in os.walk(root):
+            for n in dirnames + filenames:
+                p = os.path.join(dirpath, n)
+                if os.path.islink(p):
+                    real = os.path.realpath(p)
+                    assert real == real_root or real.startswith(real_root + os.sep), (p, real)
