@@ -77,7 +77,8 @@ def _cuwheel_view(wheel: str) -> tuple[dict[str, bytes], bool]:
     return view, clash
 
 
-@settings(max_examples=int(os.environ.get("CUWHEEL_TRUST_FUZZ", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("CUWHEEL_TRUST_FUZZ", "150")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(NAMES, st.binary(min_size=1, max_size=8)), min_size=1, max_size=5,
                 unique_by=lambda t: t[0]))
 def test_cuwheel_reads_what_the_installer_writes(members: list[tuple[str, bytes]]) -> None:
