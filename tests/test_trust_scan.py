@@ -337,3 +337,13 @@ def test_the_text_summary_escapes_names_from_records(
     text = capsys.readouterr().out
     assert "evil\\x1b]0;pwned\\x07\\x1b[2J" in text
     assert not any(c in text for c in "\x1b\x07\u202e")
+
+
+def test_project_names_from_the_root_page_stay_under_the_index(site: Site) -> None:
+    site.pages["/simple/"] = (b"<a href='x/'>x/../../../admin?y#z</a>"
+                              b"<a href='x2/'>x2/..%2F..%2Fadmin</a>")
+    problems: list[str] = []
+    from_index(f"{site.url}/simple/", Filters(projects=("x*",)), problems=problems)
+    assert len(site.asked) == 3
+    pages = site.asked[1:]  # after the root: one path segment under /simple/ each
+    assert all(p.startswith("/simple/") and "/" not in p[8:-1] for p in pages), pages

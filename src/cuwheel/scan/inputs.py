@@ -307,7 +307,7 @@ def from_index(
     refs: list[WheelRef] = []
     seen: set[str] = set()
     for name in dict.fromkeys(names):
-        page = urllib.parse.urljoin(base, f"{urllib.parse.quote(name)}/")
+        page = urllib.parse.urljoin(base, f"{urllib.parse.quote(name, safe='')}/")
         try:
             ctype, text = _get(page, policy)
             files = _project_files(page, ctype, text, policy)
