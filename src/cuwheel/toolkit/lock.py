@@ -6,8 +6,8 @@ size; ``cuwheel toolkit --locked`` installs exactly these files again, resolving
 
 A lockfile is no proof of ownership: anyone can copy one (or create an empty one).  The
 marker records a digest of the whole tree as installed (every path, its kind, a file's size
-and modification time, a link's target); a prefix is cuwheel's to replace only while the
-tree still has that digest, so a directory with a user's files in it, or a toolkit a user
+and modification time in whole seconds, a link's target); a prefix is cuwheel's to replace
+only while the tree still has that digest, so a directory with a user's files in it, or a toolkit a user
 has changed, is never replaced (docs/toolkit.md, trust boundaries).
 """
 
@@ -201,7 +201,8 @@ def tree_digest(root: Path) -> str | None:
                     line = f"d {path}"
                     subdirs.append(path)
                 elif e.is_file(follow_symlinks=False):
-                    line = f"f {path} {st.st_size} {st.st_mtime_ns}"
+                    # whole seconds: a CI cache restored with tar keeps those, not the ns
+                    line = f"f {path} {st.st_size} {int(st.st_mtime)}"
                 else:
                     line = f"o {path} {st.st_mode}"
                 h.update(os.fsencode(line) + b"\0")
