@@ -392,3 +392,21 @@ def test_a_cache_name_that_is_no_sha256_never_leaves_the_cache(
     (got,) = wheels.resolve_wheels([("nvidia-x", "1.0")], ["manylinux_2_28_x86_64"], cache)
     assert asked and got.sha256 == "a" * 64
     assert victim.read_text() == "precious"
+
+
+def test_a_prefix_restored_from_a_tar_cache_is_still_ours(served: Served, tmp_path: Path) -> None:
+    publish(served, tar_xz(good_members()))
+    assert toolkit(served, tmp_path)[0] == 0
+    prefix = tmp_path / "cuda"
+    saved = tmp_path / "ci-cache.tar"
+    with tarfile.open(saved, "w") as tar:  # what actions/cache does: tar keeps whole seconds
+        tar.add(prefix, arcname="cuda")
+    shutil.rmtree(prefix)
+    with tarfile.open(saved) as tar:
+        if hasattr(tarfile, "tar_filter"):  # 3.10.12+: say which filter
+            tar.extractall(tmp_path, filter="tar")
+        else:
+            tar.extractall(tmp_path)
+    assert not_owned(prefix) is None
+    code, _, err = toolkit(served, tmp_path)
+    assert code == 0 and "up to date" in err
