@@ -410,3 +410,23 @@ def test_a_prefix_restored_from_a_tar_cache_is_still_ours(served: Served, tmp_pa
     assert not_owned(prefix) is None
     code, _, err = toolkit(served, tmp_path)
     assert code == 0 and "up to date" in err
+
+
+@pytest.mark.parametrize("field,value", [
+    ("component", "[bold red]nvcc\x1b[2J"), ("version", "1.0\n2.0"), ("top", "../.."),
+    ("train", "cu130\u202e"), ("url", "https://x/\x1b[31m.tar.xz"),
+])
+def test_lock_fields_cannot_carry_markup_controls_or_paths(field: str, value: str) -> None:
+    from cuwheel.toolkit.lock import parse_lock
+
+    part = {"component": "cudart", "package": "cuda_cudart", "version": "13.0.96",
+            "url": "https://x/a.tar.xz", "sha256": "0" * 64, "size": 1, "kind": "tar.xz",
+            "top": "a"}  # fmt: skip
+    doc = {"cuwheel_toolkit_lock": 1, "train": "cu130", "cuda": "13.0.2",
+           "platform": "linux-x86_64", "os": "linux", "source": "redist",
+           "components": [part]}  # fmt: skip
+    parse_lock(doc, "ok.lock")
+    (doc if field == "train" else part)[field] = value
+    with pytest.raises(ToolkitError, match=field) as info:
+        parse_lock(doc, "l.lock")
+    assert "\n" not in str(info.value) and "\x1b" not in str(info.value)

@@ -7,8 +7,8 @@ size; ``cuwheel toolkit --locked`` installs exactly these files again, resolving
 A lockfile is no proof of ownership: anyone can copy one (or create an empty one).  The
 marker records a digest of the whole tree as installed (every path, its kind, a file's size
 and modification time in whole seconds, a link's target); a prefix is cuwheel's to replace
-only while the tree still has that digest, so a directory with a user's files in it, or a toolkit a user
-has changed, is never replaced (docs/toolkit.md, trust boundaries).
+only while the tree still has that digest, so a directory with a user's files in it, or a
+toolkit a user has changed, is never replaced (docs/toolkit.md, trust boundaries).
 """
 
 from __future__ import annotations
@@ -113,10 +113,22 @@ def read_lock(path: Path) -> Lock:
     return parse_lock(doc, str(path))
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9._+-]{0,199}")
+
+
 def _str(doc: dict[str, Any], key: str, where: str) -> str:
+    """A name field (train, component, version, top ...): letters, digits and ``._+-``,
+    so that nothing from a lockfile reaches a file name, a progress bar or a terminal as
+    markup, a control character or a path."""
     value = doc.get(key)
     if not isinstance(value, str) or not value:
         raise ToolkitError(f"{where}: {key!r} must be a non-empty string")
+    if key != "url" and not _PLAIN.fullmatch(value):
+        raise ToolkitError(f"{where}: {key!r} must be letters, digits and ._+- "
+                           f"(at most 200), not {value[:40]!r}")
+    if key == "url" and (len(value) > 4096 or not value.isprintable()):
+        raise ToolkitError(f"{where}: 'url' must be one printable line of at most 4096 "
+                           "characters")
     return value
 
 
@@ -146,9 +158,7 @@ def parse_lock(doc: object, where: str) -> Lock:
         size = raw.get("size")
         if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
             raise ToolkitError(f"{at}: size must be a number of bytes")
-        top = raw.get("top")
-        if kind != "wheel" and not isinstance(top, str):
-            raise ToolkitError(f"{at}: a redist archive needs its 'top' directory")
+        top = _str(raw, "top", at) if kind != "wheel" else raw.get("top")
         parts.append(
             Part(
                 _str(raw, "component", at),
