@@ -16,8 +16,10 @@ __all__ = ["check_machine", "check_train"]
 
 
 def check_machine(ctx: CheckContext) -> list[Finding]:
+    """TAG001 for binaries something loads; relocatable objects and archives of them are
+    data to a linker (a wheel that bundles a compiler ships them for another machine)."""
     out: list[Finding] = []
-    native = [lib for lib in ctx.libs if lib.binary.format in ("elf", "pe")]
+    native = [lib for lib in ctx.libs if lib.binary.format in ("elf", "pe") and lib.loadable]
     if not native:
         return out
     tags = ctx.platform_tags
@@ -67,18 +69,20 @@ def check_train(ctx: CheckContext) -> list[Finding]:
     for lib in ctx.loadable_libs():
         lt = ctx.train_of(lib)
         release = lt.release
+        if lt.major is not None:
+            for name in lib.binary.needed:
+                comps = catalog.find_library(name, os=ctx.os)
+                if comps and not any(c.major == lt.major for c in comps):
+                    majors = "/".join(str(m) for m in sorted({c.major for c in comps}))
+                    label = Train(release) if release is not None else lt.describe()
+                    out.append(ctx.finding(
+                        "TAG004",
+                        f"links {name} (CUDA {majors}) in a {label} wheel (CUDA {lt.major})",
+                        lib.name,
+                    ))  # fmt: skip
         if release is None:
             continue
         train = Train(release)
-        for name in lib.binary.needed:
-            comps = catalog.find_library(name, os=ctx.os)
-            if comps and not any(c.major == release.major for c in comps):
-                majors = "/".join(str(m) for m in sorted({c.major for c in comps}))
-                out.append(ctx.finding(
-                    "TAG004",
-                    f"links {name} (CUDA {majors}) in a {train} wheel (CUDA {release.major})",
-                    lib.name,
-                ))  # fmt: skip
         containers = lib.runtime_containers()
         tks = [c.toolkit for c in containers if c.toolkit is not None]
         other = [t for t in tks if t.major != release.major]

@@ -29,11 +29,11 @@ COMMANDS: dict[str, int] = {
     "inspect": 2,
     "plan": 2,
     "check": 2,
-    "compat": 2,
-    "compat-matrix": 2,
+    "compat": 3,
+    "compat-matrix": 3,
     "explain": 1,
     "gpus": 1,
-    "scan-summary": 1,
+    "scan-summary": 2,
     "toolkit": 1,
 }
 
