@@ -20,7 +20,7 @@ from cuwheel._remote import IndexPolicy
 from cuwheel.errors import InputError, ToolkitError
 from cuwheel.scan.cache import Cache
 from cuwheel.scan.inputs import _project_files, _root_projects
-from cuwheel.scan.record import RecordOptions, parse_record, read_record_file
+from cuwheel.scan.record import RECORD_VERSION, RecordOptions, parse_record, read_record_file
 from cuwheel.toolkit.lock import parse_lock, read_lock
 from cuwheel.toolkit.manifest import parse_manifest
 
@@ -163,7 +163,7 @@ def test_html_index_pages_fail_only_with_input_errors(text: str) -> None:
 @given(st.lists(st.one_of(DOCS.map(_text), st.binary(max_size=40).map(
     lambda b: b.decode("latin-1"))), max_size=8))
 def test_record_files_keep_every_valid_record(lines: list[str]) -> None:
-    valid = {"record_version": 1, "input": "w.whl", "wheel": {"sha256": None}}
+    valid = {"record_version": RECORD_VERSION, "input": "w.whl", "wheel": {"sha256": None}}
     raw = [(ln.replace("\n", " ") + "\n").encode("utf-8", "surrogatepass") for ln in lines]
     raw.insert(len(raw) // 2, (json.dumps(valid) + "\n").encode())
     damaged: list[Any] = []

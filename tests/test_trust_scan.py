@@ -27,7 +27,7 @@ from cuwheel.errors import InputError
 from cuwheel.scan import RecordOptions, scan
 from cuwheel.scan.cache import Cache
 from cuwheel.scan.inputs import Filters, WheelRef, from_index
-from cuwheel.scan.record import read_record_file
+from cuwheel.scan.record import RECORD_VERSION, read_record_file
 
 BIN = Path(__file__).parent / "data" / "bin"
 WHEEL = "alpha-1.0-py3-none-manylinux_2_28_x86_64.whl"
@@ -259,7 +259,7 @@ def test_resume_keeps_every_valid_record_after_a_damaged_line(
 
 
 def test_record_reader_skips_and_reports(tmp_path: Path) -> None:
-    good = json.dumps({"record_version": 1, "input": "a", "wheel": {}})
+    good = json.dumps({"record_version": RECORD_VERSION, "input": "a", "wheel": {}})
     data = [f"{good}\n".encode(), b"\xff\xfe\n", b"[1]\n", f"{good}\n".encode(), b"{"]
     damaged: list[object] = []
     recs, whole = read_record_file(data, "f", damaged)  # type: ignore[arg-type]
