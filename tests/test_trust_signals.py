@@ -28,6 +28,7 @@ def _env(tmp: Path) -> dict[str, str]:
 def test_sigterm_during_a_scan_download_removes_its_folder(tmp_path: Path) -> None:
     asked = threading.Event()
     release = threading.Event()
+    stalled_out = threading.Event()  # the server stopped stalling (released or gave up)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *a: object) -> None:
@@ -50,6 +51,7 @@ def test_sigterm_during_a_scan_download_removes_its_folder(tmp_path: Path) -> No
             self.wfile.flush()
             asked.set()
             release.wait(60)
+            stalled_out.set()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
@@ -64,6 +66,8 @@ def test_sigterm_during_a_scan_download_removes_its_folder(tmp_path: Path) -> No
         assert [p.name for p in (tmp_path / "t").iterdir() if p.name.startswith("cuwheel-scan-")]
         child.send_signal(signal.SIGTERM)
         _, err = child.communicate(timeout=120)
+        # the child ended while the server still stalled: it did not wait out the read
+        assert not stalled_out.is_set()
     finally:
         release.set()
         server.shutdown()

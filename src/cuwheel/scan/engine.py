@@ -168,13 +168,12 @@ def _download(
 ) -> Iterator[tuple[WheelRef, str | None, str | None, str | None]]:
     """(ref, sha256, local path, error) for each remote wheel, downloaded a few at a
     time into ``into`` (each in a folder of its own, under its own file name)."""
-    import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from cuwheel.scan.fetch import fetch
+    from cuwheel.scan.fetch import Stop, fetch
 
     os.makedirs(into, exist_ok=True)
-    stop = threading.Event()
+    stop = Stop()  # set: every download in flight ends now, not at its socket's timeout
 
     def one(k: int, ref: WheelRef, sha: str | None) -> tuple[WheelRef, str | None,
                                                            str | None, str | None]:

@@ -7,18 +7,57 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import socket
 import threading
 
 from cuwheel.errors import InputError
 
-__all__ = ["fetch"]
+__all__ = ["Stop", "fetch"]
 
 _CHUNK = 1 << 20
 
 
+class Stop:
+    """Ends every download of a scan at once: :meth:`set` marks them stopped and shuts the
+    sockets of the reads in flight, so that none waits out its timeout on a stalled
+    server (a terminated scan removes its folder at once)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._socks: set[socket.socket] = set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def set(self) -> None:
+        self._event.set()
+        with self._lock:
+            for sock in self._socks:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def watch(self, resp: object) -> socket.socket | None:
+        raw = getattr(getattr(resp, "fp", None), "raw", None)
+        sock = getattr(raw, "_sock", None)
+        if not isinstance(sock, socket.socket):
+            return None
+        with self._lock:
+            self._socks.add(sock)
+        if self._event.is_set():
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        return sock
+
+    def forget(self, sock: socket.socket | None) -> None:
+        if sock is not None:
+            with self._lock:
+                self._socks.discard(sock)
+
+
 def fetch(url: str, dest: str, *, sha256: str | None = None, timeout: float = 120.0,
           max_size: int = 64 << 30, size: int | None = None,
-          stop: threading.Event | None = None) -> str:
+          stop: Stop | None = None) -> str:
     """Write the file at ``url`` to the path ``dest``; return its sha256.  Raises
     InputError when it cannot be fetched, is not an http(s) URL, is larger than ``size``
     (the index's declared size) or ``max_size``, or its sha256 is not the one given (the
@@ -36,15 +75,22 @@ def fetch(url: str, dest: str, *, sha256: str | None = None, timeout: float = 12
     got = 0
     try:
         with checked_opener().open(req, timeout=timeout) as resp, open(dest, "wb") as out:
-            while chunk := resp.read1(min(_CHUNK, ceiling - got + 1)):
-                if stop is not None and stop.is_set():
-                    raise InputError(url, "download stopped (the scan ended)")
-                got += len(chunk)
-                if got > ceiling:
-                    declared = "the index declared" if ceiling == size else "allowed"
-                    raise InputError(url, f"larger than the {ceiling} bytes {declared}")
-                h.update(chunk)
-                out.write(chunk)
+            sock = stop.watch(resp) if stop is not None else None
+            try:
+                while chunk := resp.read1(min(_CHUNK, ceiling - got + 1)):
+                    if stop is not None and stop.is_set():
+                        raise InputError(url, "download stopped (the scan ended)")
+                    got += len(chunk)
+                    if got > ceiling:
+                        declared = "the index declared" if ceiling == size else "allowed"
+                        raise InputError(url, f"larger than the {ceiling} bytes {declared}")
+                    h.update(chunk)
+                    out.write(chunk)
+            finally:
+                if stop is not None:
+                    stop.forget(sock)
+        if stop is not None and stop.is_set():
+            raise InputError(url, "download stopped (the scan ended)")
     except InputError:
         _remove(dest)
         raise
