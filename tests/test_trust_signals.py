@@ -107,3 +107,57 @@ def test_sigterm_during_extraction_removes_the_staging_tree(tmp_path: Path) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "t"]  # no staging, no prefix
     # the verified archive stays in the cache for the next run
     assert list((tmp_path / "cache").rglob("blobs/sha256/*/*"))
+
+
+def test_sigterm_during_a_toolkit_download_ends_at_once(tmp_path: Path) -> None:
+    from redistserver import manifest_with
+    from test_toolkit_redist import REL, good_members
+
+    archive = tar_xz(good_members())
+    manifest = manifest_with({("cuda_cudart", "linux-x86_64"): (REL, archive)})
+    asked = threading.Event()
+    release = threading.Event()
+    stalled_out = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = manifest if self.path.endswith(".json") else archive[:100]
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(manifest if body is manifest
+                                                       else archive)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+            if body is not manifest:  # part of the archive, then a stall
+                asked.set()
+                release.wait(60)
+                stalled_out.set()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "cuwheel", "toolkit", "--train", "cu130", "--platform",
+             "linux-x86_64", "--components", "cudart", "--prefix", str(tmp_path / "cuda"),
+             "--base-url", f"http://127.0.0.1:{server.server_address[1]}/redist/",
+             "--cache", str(tmp_path / "cache"), "--no-progress"],
+            env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert asked.wait(120), "the child never asked for the archive"
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=120)
+        assert not stalled_out.is_set()  # ended while the server still stalled
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+    assert child.returncode == 128 + signal.SIGTERM, err
+    assert not (tmp_path / "cuda").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".cuda.")] == []
+    # the partial file stays for the next run (what was in the read cut short may be lost)
+    assert [p.stat().st_size <= 100 for p in (tmp_path / "cache").rglob("partial/*.part")] == [
+        True]
+    assert not list((tmp_path / "cache").rglob("blobs/sha256/*/*"))

@@ -15,6 +15,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 
 from cuwheel.errors import InputError
 
-__all__ = ["KNOWN_FILE_HOSTS", "IndexPolicy", "checked_opener"]
+__all__ = ["KNOWN_FILE_HOSTS", "IndexPolicy", "Stop", "checked_opener"]
 
 # An index's own documented file host (PyPI serves files from another host than pages).
 KNOWN_FILE_HOSTS = {
@@ -146,3 +149,41 @@ class IndexPolicy:
         except (OSError, ValueError) as exc:
             raise InputError(url, f"cannot read the index page: {exc}") from None
         return ctype.split(";")[0].strip().lower(), b"".join(chunks)
+
+
+class Stop:
+    """Ends every download of a run at once: :meth:`set` marks them stopped and shuts the
+    sockets of the reads in flight, so that none waits out its timeout on a stalled
+    server (a terminated scan or toolkit cleans up at once)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._socks: set[socket.socket] = set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def set(self) -> None:
+        self._event.set()
+        with self._lock:
+            for sock in self._socks:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def watch(self, resp: object) -> socket.socket | None:
+        raw = getattr(getattr(resp, "fp", None), "raw", None)
+        sock = getattr(raw, "_sock", None)
+        if not isinstance(sock, socket.socket):
+            return None
+        with self._lock:
+            self._socks.add(sock)
+        if self._event.is_set():
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        return sock
+
+    def forget(self, sock: socket.socket | None) -> None:
+        if sock is not None:
+            with self._lock:
+                self._socks.discard(sock)

@@ -7,52 +7,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import socket
-import threading
 
+from cuwheel._remote import Stop
 from cuwheel.errors import InputError
 
 __all__ = ["Stop", "fetch"]
 
 _CHUNK = 1 << 20
-
-
-class Stop:
-    """Ends every download of a scan at once: :meth:`set` marks them stopped and shuts the
-    sockets of the reads in flight, so that none waits out its timeout on a stalled
-    server (a terminated scan removes its folder at once)."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self._lock = threading.Lock()
-        self._socks: set[socket.socket] = set()
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
-    def set(self) -> None:
-        self._event.set()
-        with self._lock:
-            for sock in self._socks:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-    def watch(self, resp: object) -> socket.socket | None:
-        raw = getattr(getattr(resp, "fp", None), "raw", None)
-        sock = getattr(raw, "_sock", None)
-        if not isinstance(sock, socket.socket):
-            return None
-        with self._lock:
-            self._socks.add(sock)
-        if self._event.is_set():
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        return sock
-
-    def forget(self, sock: socket.socket | None) -> None:
-        if sock is not None:
-            with self._lock:
-                self._socks.discard(sock)
 
 
 def fetch(url: str, dest: str, *, sha256: str | None = None, timeout: float = 120.0,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cuwheel import __version__
+from cuwheel._remote import Stop
 from cuwheel.errors import ToolkitError
 from cuwheel.toolkit.cache import Cache
 
@@ -108,7 +109,7 @@ def fetch_one(
     item: Download,
     cache: Cache,
     progress: Progress | None = None,
-    stop: threading.Event | None = None,
+    stop: Stop | threading.Event | None = None,
 ) -> tuple[Path, bool]:
     """The cached, verified file of ``item`` and whether it had to be downloaded."""
     from cuwheel.read.sources import open_regular
@@ -135,6 +136,7 @@ def fetch_one(
         if offset > ceiling:
             offset = 0
         response = _open(item.url, offset)
+        sock = stop.watch(response) if isinstance(stop, Stop) else None
         with response:
             if offset and response.status == 206:
                 with open(part, "rb") as fh:
@@ -152,6 +154,10 @@ def fetch_one(
                 got = _copy(response, out, digest, item, progress, stop, url_error=True,
                             room=ceiling - offset)
             complete = got >= 0 and (expected_body is None or got == expected_body)
+        if isinstance(stop, Stop):
+            stop.forget(sock)
+            if stop.is_set():
+                raise _Stopped
         if not complete:
             have = part.stat().st_size
             total = f" of {item.size}" if item.size is not None else ""
@@ -184,7 +190,7 @@ def _copy(
     digest: hashlib._Hash,
     item: Download,
     progress: Progress | None,
-    stop: threading.Event | None,
+    stop: Stop | threading.Event | None,
     url_error: bool = False,
     room: int = MAX_UNSIZED,
 ) -> int:
@@ -228,7 +234,7 @@ def fetch_all(
     paths: dict[str, Path] = {}
     downloaded = 0
     pending = [i for i in items if i.sha256 not in paths]
-    stop = threading.Event()
+    stop = Stop()  # set: reads in flight end now, not at their socket's timeout
     if not pending:
         return paths, 0
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(pending)))) as pool:
