@@ -7,7 +7,7 @@ today for the same job:
 - the ownership digest of a toolkit-sized tree of --tree files, against ``find -ls``
   (one stat per entry as well).
 
-    python bench/bench_trust.py [--files 200000] [--mib 512] [--tree 20000] [--runs 3]
+    python bench/bench_trust.py [--files 100000] [--mib 512] [--tree 20000] [--runs 3]
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def wall(cmd: list[str]) -> Callable[[], object]:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--files", type=int, default=200_000)
+    ap.add_argument("--files", type=int, default=100_000)
     ap.add_argument("--mib", type=int, default=512)
     ap.add_argument("--tree", type=int, default=20_000)
     ap.add_argument("--runs", type=int, default=3)
