@@ -77,7 +77,7 @@ class IndexPolicy:
     index_url: str
     allow_hosts: tuple[str, ...] = ()
     max_requests: int = 2000
-    max_page: int = 32 << 20
+    max_page: int = 64 << 20  # PyPI's root page, for a --project glob, is ~40 MiB
     max_links: int = 200_000
     seconds: float = 600.0
     requests: int = field(default=0, init=False)
