@@ -39,9 +39,9 @@ import cuwheel
 import cuwheel.read.sources
 if os.environ.get("CW_OUT_SIZE"):  # stream wheel members in pieces of this size
     cuwheel.read.sources.OUT_SIZE = int(os.environ["CW_OUT_SIZE"])
-t0 = time.monotonic()
+t0 = time.process_time()  # CPU time: a loaded machine stretches the wall clock
 inv = cuwheel.inspect(sys.argv[2:], workers=1)
-seconds = time.monotonic() - t0
+seconds = time.process_time() - t0
 print(json.dumps({
     "seconds": seconds,
     "problems": [{"path": p.path, "message": p.message} for p in inv.problems],

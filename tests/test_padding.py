@@ -157,14 +157,14 @@ def test_gigabyte_of_zero_padding_is_walked_at_once(tmp_path: Path) -> None:
         f.write(head)
         f.seek(4096 + gig)
         f.write(K86)
-    t0 = time.monotonic()
+    t0 = time.process_time()  # CPU time, not the wall clock
     tracemalloc.start()
     try:
         inv = cuwheel.inspect([p], workers=1)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert time.monotonic() - t0 < 5
+    assert time.process_time() - t0 < 5
     assert peak < 64 << 20
     # (zeros are counted up to 4096 bytes back: a longer run is just "not a container")
     (msg,) = messages(inv)

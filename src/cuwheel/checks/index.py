@@ -1,12 +1,16 @@
 """What a package index says about a wheel's requirements (PEP 691 JSON simple API): the
 files of each project it requires.  Read only when asked (``--index URL``): cuwheel stays
-offline otherwise.  The check that uses these facts is pure (:func:`check_placeholders`)."""
+offline otherwise.  The check that uses these facts is pure (:func:`check_placeholders`).
+
+Pages are read under :class:`cuwheel._remote.IndexPolicy` (http(s) only, budgets) and
+parsed by the bounded JSON loader; at most MAX_PROJECTS pages are asked for one wheel, so a
+METADATA listing 50,000 requirements costs MAX_PROJECTS requests, not 50,000 (the rest are
+reported as not read)."""
 
 from __future__ import annotations
 
-import json
 import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,7 +18,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from cuwheel._json import JsonError, load_json
+from cuwheel._remote import IndexPolicy
 from cuwheel.checks.findings import Finding
+from cuwheel.errors import InputError
 
 __all__ = ["IndexProject", "check_placeholders", "read_projects"]
 
@@ -24,6 +31,7 @@ __all__ = ["IndexProject", "check_placeholders", "read_projects"]
 PLACEHOLDER_BYTES = 16 << 10
 _ACCEPT = "application/vnd.pypi.simple.v1+json"
 MAX_PAGE = 32 << 20
+MAX_PROJECTS = 100
 
 
 @dataclass(frozen=True)
@@ -48,11 +56,18 @@ class IndexProject:
         return out
 
 
-def read_projects(index_url: str, requires: Sequence[str], timeout: float = 20.0
-                  ) -> dict[str, IndexProject]:
-    """The index's files for every project ``requires`` names (one request each)."""
+def read_projects(index_url: str, requires: Sequence[str], timeout: float = 20.0,
+                  *, policy: IndexPolicy | None = None) -> dict[str, IndexProject]:
+    """The index's files for every project ``requires`` names (one request each, at most
+    MAX_PROJECTS: the first one past them gets an error saying so, the rest nothing)."""
     out: dict[str, IndexProject] = {}
     base = index_url.rstrip("/") + "/"
+    try:
+        policy = policy or IndexPolicy(base, max_requests=MAX_PROJECTS, max_page=MAX_PAGE,
+                                       seconds=max(timeout, 1.0) * 3)
+    except InputError as exc:
+        policy = None
+        bad = exc.problem
     for text in requires:
         try:
             name = canonicalize_name(Requirement(text).name)
@@ -60,23 +75,27 @@ def read_projects(index_url: str, requires: Sequence[str], timeout: float = 20.0
             continue
         if name in out:
             continue
-        req = urllib.request.Request(base + name + "/", headers={"Accept": _ACCEPT})
+        if policy is None:
+            out[name] = IndexProject(name, (), bad)
+            continue
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                body = resp.read(MAX_PAGE + 1)
-            if len(body) > MAX_PAGE:
-                raise ValueError("page too large")
-            data = json.loads(body)
+            _, body = policy.get(base + urllib.parse.quote(name) + "/", _ACCEPT, "cuwheel")
+            data = load_json(body, max_bytes=MAX_PAGE)
+            raw = data.get("files", []) if isinstance(data, dict) else []
             files = tuple(
                 (str(f["filename"]), f.get("size") if isinstance(f.get("size"), int) else None)
-                for f in data.get("files", [])
+                for f in (raw if isinstance(raw, list) else [])
                 if isinstance(f, dict) and isinstance(f.get("filename"), str)
             )
             out[name] = IndexProject(name, files)
         except urllib.error.HTTPError as exc:
             # 404: the index has no such project, so no release satisfies the requirement
             out[name] = IndexProject(name, (), None if exc.code == 404 else f"HTTP {exc.code}")
-        except (OSError, ValueError, TypeError, AttributeError) as exc:
+        except InputError as exc:
+            out[name] = IndexProject(name, (), exc.problem)
+            if policy.requests > policy.max_requests:
+                break  # one finding says so; the other requirements are not asked about
+        except JsonError as exc:
             out[name] = IndexProject(name, (), f"unreadable index page ({exc})")
     return out
 

@@ -132,9 +132,12 @@ def _safe_streams() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from cuwheel._signals import Terminated, terminate_cleanly
+
     _safe_streams()
     try:
-        return main_inner(argv)
+        with terminate_cleanly():  # SIGTERM runs every clean-up (staging, downloads)
+            return main_inner(argv)
     except CuwheelError as exc:
         from cuwheel.cli._common import error
 
@@ -148,6 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for line in hint.split("\n"):
                 print(f"    {escape(line)}", file=sys.stderr)
         return exc.exit_code
+    except Terminated as exc:
+        print("cuwheel: terminated", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("cuwheel: interrupted", file=sys.stderr)
         return 130

@@ -111,8 +111,10 @@ def _targets(args: argparse.Namespace) -> list[compat.Target]:
         if driver is not None:  # an explicit --driver overrides what the machine has
             local = tuple(t.with_driver(driver) for t in local)
         targets.extend(local)
-        print(
-            f"local: {len(machine.gpus)} GPU(s), {machine.driver} (via {machine.via})",
+        from cuwheel.render.escape import escape
+
+        print(  # the driver's own strings: through the one escape function
+            escape(f"local: {len(machine.gpus)} GPU(s), {machine.driver} (via {machine.via})"),
             file=sys.stderr,
         )
     if not targets and args.matrix:

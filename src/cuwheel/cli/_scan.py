@@ -28,6 +28,9 @@ def register(sub: Any) -> None:
     p.add_argument("--index", metavar="URL",
                    help="a simple package index (PEP 503 / PEP 691), e.g. "
                    "https://pypi.org/simple/; needs --project")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                   help="also download wheels the index links on this host (by default only "
+                   "the index's own host, and PyPI's file host for PyPI)")
     p.add_argument("--project", action="append", default=[], metavar="NAME",
                    help="only this project (glob allowed); repeatable")
     p.add_argument("--version", dest="versions", metavar="SPEC",
@@ -70,7 +73,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cuwheel.cli._common import error, warn
     from cuwheel.errors import CuwheelError
+    from cuwheel.render.escape import escape
     from cuwheel.scan.engine import ScanResult, scan
     from cuwheel.scan.inputs import Filters, expand, from_index, read_list
     from cuwheel.scan.record import RecordOptions
@@ -83,7 +88,11 @@ def run(args: argparse.Namespace) -> int:
     refs, missing = expand(items, filters)
     if args.index:
         have = {x.input for x in refs}
-        refs += [r for r in from_index(args.index, filters, problems=missing)
+        from cuwheel._remote import IndexPolicy
+
+        policy = IndexPolicy(args.index if args.index.endswith("/") else args.index + "/",
+                             allow_hosts=tuple(args.allow_host))
+        refs += [r for r in from_index(args.index, filters, problems=missing, policy=policy)
                  if r.input not in have]
     elif args.project and not items:
         raise CuwheelError("--project without inputs: give --index URL (or inputs to filter)")
@@ -93,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and not args.output:
         raise CuwheelError("--resume needs --output FILE (the records to resume)")
     for m in missing:
-        print(f"cuwheel: error: {m}", file=sys.stderr)
+        error(m)
 
     options = RecordOptions(check=not args.no_check, detail=args.detail, payload=args.toolkit)
     cache = None
@@ -104,8 +113,12 @@ def run(args: argparse.Namespace) -> int:
 
     done: set[str] = set()
     if args.resume and os.path.exists(args.output):
-        done = _inputs_in(args.output)
+        damaged_lines: list[Any] = []
+        done = _inputs_in(args.output, damaged_lines)
         refs = [r for r in refs if r.input not in done]
+        if damaged_lines:
+            warn(f"{args.output}: {len(damaged_lines)} damaged line(s) skipped, "
+                 f"{len(done)} valid records kept; first: {damaged_lines[0]}")
     out: Any = None
     if args.output:
         out = open(args.output, "a" if args.resume else "w", encoding="utf-8")  # noqa: SIM115
@@ -130,17 +143,21 @@ def run(args: argparse.Namespace) -> int:
         if out is not None and out is not sys.stdout:
             out.close()
     for bad in res.unreadable:
-        print(f"cuwheel: error: {bad}: could not be read in full (see its record)",
-              file=sys.stderr)
+        error(f"{bad}: could not be read in full (see its record)")
     if refs or done:
         kept = f", {len(done)} kept from {args.output}" if done else ""
-        print(f"cuwheel scan: {res.records} records ({res.cached} from the cache, "
-              f"{res.read} read){kept}", file=sys.stderr)
+        print(escape(f"cuwheel scan: {res.records} records ({res.cached} from the cache, "
+                     f"{res.read} read){kept}"), file=sys.stderr)
     if args.summary:
         from cuwheel.scan.summary import read_records, render, summarize
 
-        records = read_records(summary_sources)
+        damaged: list[Any] = []
+        records = read_records(summary_sources, damaged)
         records += [json.loads(x) for x in collected]
+        for d in damaged[:5]:
+            warn(str(d))
+        if len(damaged) > 5:
+            warn(f"{len(damaged) - 5} more damaged lines skipped")
         text = render(summarize(_dedupe(records)), args.summary)
         if args.summary_output:
             with open(args.summary_output, "w", encoding="utf-8") as f:
@@ -150,25 +167,18 @@ def run(args: argparse.Namespace) -> int:
     return 2 if res.unreadable or missing else 0
 
 
-def _inputs_in(path: str) -> set[str]:
-    """The inputs the records in ``path`` name; a last line that an interrupted run cut
-    short is removed (its wheel is scanned again)."""
-    out = set()
-    keep = 0
+def _inputs_in(path: str, damaged: list[Any]) -> set[str]:
+    """The inputs the valid records in ``path`` name.  A damaged line is skipped (and
+    listed in ``damaged``), never the end of the valid records after it; a last line that
+    an interrupted run cut short (no newline) is removed, so the next record starts on a
+    line of its own (its wheel is scanned again)."""
+    from cuwheel.scan.record import read_record_file
+
     with open(path, "rb") as f:
-        for raw in f:
-            if not raw.endswith(b"\n"):
-                break
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                break
-            keep += len(raw)
-            if isinstance(obj, dict) and isinstance(obj.get("input"), str):
-                out.add(obj["input"])
-    if keep != os.path.getsize(path):
-        os.truncate(path, keep)
-    return out
+        records, whole = read_record_file(f, path, damaged)
+    if whole != os.path.getsize(path):
+        os.truncate(path, whole)
+    return {r["input"] for r in records}
 
 
 def _dedupe(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from cuwheel.cli._common import add_output, check_output_path, write_output
 from cuwheel.errors import ToolkitError
 from cuwheel.plan.emit import sh_lines
 from cuwheel.render.envelope import envelope
-from cuwheel.render.escape import dumps
+from cuwheel.render.escape import dumps, escape
 
 __all__ = ["register"]
 
@@ -157,13 +157,14 @@ def _run(args: argparse.Namespace) -> int:
     if result.changed:
         mb = result.downloaded / 1e6
         print(
-            f"cuwheel: toolkit {what}: {len(lock.parts)} components in {result.prefix} "
-            f"({mb:.1f} MB downloaded, {result.from_cache} archives from the cache, "
-            f"{result.seconds:.1f} s)",
+            escape(f"cuwheel: toolkit {what}: {len(lock.parts)} components in {result.prefix} "
+                   f"({mb:.1f} MB downloaded, {result.from_cache} archives from the cache, "
+                   f"{result.seconds:.1f} s)"),
             file=sys.stderr,
         )
     else:
-        print(f"cuwheel: toolkit {what}: {result.prefix} is up to date", file=sys.stderr)
+        print(escape(f"cuwheel: toolkit {what}: {result.prefix} is up to date"),
+              file=sys.stderr)
     lines = env_lines(result.prefix, lock.os)
     if args.format == "json":
         doc = {

@@ -103,10 +103,9 @@ def inspect(
     names = list(dists)
     if env:
         seen = set()
-        import importlib.metadata  # only here: it costs start-up time
+        from cuwheel.read.installed import installed_names  # only here: start-up time
 
-        for d in importlib.metadata.distributions():
-            n = d.metadata["Name"]
+        for n in installed_names():
             if n and n.lower() not in seen:
                 seen.add(n.lower())
                 names.append(n)
@@ -613,51 +612,35 @@ def _inspect_files(kind: str, label: str, paths: list[str], payload: str) -> Sou
 
 
 def _inspect_dist(name: str, payload: str) -> Source:
-    import importlib.metadata
+    from cuwheel.read.installed import find
 
     try:
-        dist = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        return Source("distribution", name,
-                      problems=(Problem(name, "no such distribution is installed"),))
-    files = dist.files or []
-    paths = []
-    for f in files:
-        p = str(f.locate())
-        if os.path.isfile(p) and not os.path.islink(p):
-            paths.append(p)
-    label = f"{dist.metadata['Name']} {dist.version}"
-    return _inspect_files("distribution", label, sorted(paths), payload)
+        dist = find(name)
+    except InputError as exc:
+        return Source("distribution", name, problems=(Problem(exc.path, exc.problem),))
+    label = f"{dist.name} {dist.version}"
+    src = _inspect_files("distribution", label, list(dist.files), payload)
+    return dataclasses.replace(src, problems=dist.problems + src.problems)
 
 
 def installed_source(name: str, payload: str = "sample") -> Source:
     """An installed distribution read as the wheel it was installed from: its files under
     the site-packages directory, named ``<wheel file name>!<path>`` as a wheel's members
     are, and a WheelInfo from its METADATA and WHEEL (the file name is made up from the
-    WHEEL file's ``Tag:`` lines).  InputError when it is not installed."""
-    import importlib.metadata
-
+    WHEEL file's ``Tag:`` lines).  InputError when it is not installed.  METADATA, WHEEL
+    and RECORD are read bounded, and only files inside site-packages (read/installed.py)."""
     from packaging.version import InvalidVersion, Version
 
-    try:
-        dist = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        raise InputError(name, "no such distribution is installed") from None
-    meta = dist.metadata
+    from cuwheel.read.installed import find
     from cuwheel.read.stream import MAX_NAME
 
-    dist_name = str(meta["Name"] or name)[:MAX_NAME]
-    version = str(meta["Version"] or "0")[:MAX_NAME]
-    # The WHEEL file as RECORD lists it, read as a wheel's is: bounded, tags cut.
-    wheel_file: tuple[str, ...] | None = None
-    for f in dist.files or ():
-        if f.name == "WHEEL" and f.parent.name.endswith(".dist-info"):
-            try:
-                with open(f.locate(), "rb") as fh:
-                    wheel_file = wheel_file_tags(fh.read(MAX_WHEEL_FILE))
-            except OSError:
-                pass
-            break
+    dist = find(name)
+    meta = dist.metadata
+    dist_name = dist.name[:MAX_NAME]
+    version = dist.version[:MAX_NAME]
+    # The WHEEL file, read as a wheel's is: bounded, tags cut.
+    wheel_file = wheel_file_tags(dist.wheel[:MAX_WHEEL_FILE]) if dist.wheel is not None \
+        else None
     tags = tuple(dict.fromkeys(wheel_file or ("py3-none-any",)))
     parts: list[dict[str, None]] = [{}, {}, {}]  # the compressed tag set of a file name
     for tag in tags:
@@ -666,13 +649,8 @@ def installed_source(name: str, payload: str = "sample") -> Source:
     filename = "-".join(
         [dist_name.replace("-", "_"), version, *(".".join(p) for p in parts)]
     ) + ".whl"
-    base = os.path.realpath(str(dist.locate_file("")))
-    files = []
-    for f in dist.files or []:
-        p = os.path.realpath(str(f.locate()))
-        if p.startswith(base + os.sep) and os.path.isfile(p) and not os.path.islink(p):
-            files.append(p)
-    src = _inspect_files("distribution", filename, sorted(files), payload)
+    base = dist.base
+    src = _inspect_files("distribution", filename, list(dist.files), payload)
 
     def member(path: str | None) -> str | None:
         if path is None or not path.startswith(base + os.sep):
@@ -683,19 +661,21 @@ def installed_source(name: str, payload: str = "sample") -> Source:
         dataclasses.replace(b, path=member(b.path) or b.path, archive=member(b.archive))
         for b in src.binaries
     )
-    problems = tuple(dataclasses.replace(p, path=member(p.path) or p.path) for p in src.problems)
+    problems = tuple(dataclasses.replace(p, path=member(p.path) or p.path)
+                     for p in dist.problems + src.problems)
     try:
         local = Version(version).local
     except InvalidVersion:
         local = None
+    rp = meta["Requires-Python"]
     info = WheelInfo(
         name=dist_name, version=version,
         # The WHEEL file's own lines, not the product of the name's compressed sets: that
         # product of hostile lines would grow as their count cubed.
         tags=tuple(sorted(tags)),
-        requires_dist=tuple(meta.get_all("Requires-Dist") or ()), local_version=local,
-        wheel_file_tags=wheel_file,
-        requires_python=meta["Requires-Python"],
+        requires_dist=tuple(str(r) for r in meta.get_all("Requires-Dist") or ()),
+        local_version=local, wheel_file_tags=wheel_file,
+        requires_python=str(rp)[:4096] if rp is not None else None,
     )  # fmt: skip
     return dataclasses.replace(src, wheel=info, binaries=binaries, problems=problems)
 

@@ -15,7 +15,7 @@ together so that every field is checked where it is used.
 from __future__ import annotations
 
 import bz2
-import json
+import errno
 import lzma
 import os
 import stat
@@ -23,8 +23,9 @@ import struct
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
+from cuwheel._json import JsonError, load_json
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, BuildRecord, Problem, WheelInfo
 from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
@@ -113,6 +114,40 @@ def unsafe_member_name(name: str) -> str | None:
     return None
 
 
+def installed_path(name: str) -> str:
+    """Where an installer writes member ``name``, relative to its target: the path as
+    ``os.path.join`` resolves it (empty and ``.`` components vanish: ``z/./lib.so`` and
+    ``z//lib.so`` are both ``z/lib.so``).  The one rule for "same installed file"."""
+    return "/".join(p for p in name.split("/") if p not in ("", "."))
+
+
+def _install_clashes(members: list[Member]) -> dict[int, str]:
+    """Members an installer could not install as they are, by index -> why: one whose
+    installed path a later member writes again (pip keeps the last one's bytes, the
+    ``installer`` package refuses the wheel), and a file whose path another member needs
+    as a directory."""
+    out: dict[int, str] = {}
+    last: dict[str, Member] = {}
+    for m in members:
+        if m.is_dir() or unsafe_member_name(m.name):
+            continue
+        path = installed_path(m.name)
+        earlier = last.get(path)
+        if earlier is not None:
+            out[earlier.index] = (f"installs to {path!r} as member {m.name!r} does, which "
+                                  "overwrites it (or makes an installer refuse the wheel)")
+        last[path] = m
+    dirs: set[str] = set()
+    for path in last:
+        parts = path.split("/")
+        dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    for path, m in last.items():
+        if path in dirs:
+            out[m.index] = (f"installs to {path!r}, which other members need as a "
+                            "directory (an installer cannot install both)")
+    return out
+
+
 def _open_regular(path: str) -> int:
     """A descriptor for a regular file; never blocks (a FIFO is refused, not waited on)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -124,6 +159,29 @@ def _open_regular(path: str) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def open_regular(path: str) -> BinaryIO:
+    """A regular file opened for reading, without following a FIFO or device into a read
+    that never ends (the one rule for files named by a mirror, a lock, a cache or an
+    installed distribution); OSError when it cannot be opened or is not a regular file."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or directory)")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes, None when it is larger;
+    OSError as :func:`open_regular`."""
+    with open_regular(path) as fh:
+        data = fh.read(limit + 1)
+    return None if len(data) > limit else data
 
 
 def file_chunks(path: str) -> Callable[[], Iterator[Chunk]]:
@@ -432,7 +490,8 @@ class WheelFile:
             raise
         self.infos = {m.name: m for m in self.members}
         self._starts: dict[int, int] = {}
-        self._refusals = [self._refusal(m) for m in self.members]
+        clashes = _install_clashes(self.members)
+        self._refusals = [clashes.get(m.index) or self._refusal(m) for m in self.members]
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -655,9 +714,9 @@ def _build_records(wf: WheelFile, problems: list[Problem]) -> tuple[BuildRecord,
         except InputError as exc:
             problems.append(Problem(exc.path, exc.problem))
             continue
-        try:
-            data = json.loads(raw) if raw is not None else None
-        except (ValueError, RecursionError):
+        try:  # the one bounded JSON loader (cuwheel/_json.py)
+            data = load_json(raw, max_bytes=MAX_RECORD_FILE) if raw is not None else None
+        except JsonError:
             continue
         version = data.get("version") if isinstance(data, dict) else None
         torch = version.get("torch") if isinstance(version, dict) else None

@@ -292,7 +292,12 @@ def _artifact_uri(path: str) -> str:
     """The wheel's path as a URI reference: relative stays relative (GitHub code scanning
     matches it against the repository's files); an absolute path becomes a file: URI."""
     p = PurePath(path)
-    return p.as_uri() if p.is_absolute() else quote(p.as_posix(), safe="/+,;=@:!$&'()*")
+    if p.is_absolute():
+        return p.as_uri()
+    ref = quote(p.as_posix(), safe="/+,;=@:!$&'()*")
+    # A first segment with a colon would read as a scheme (``javascript:...``, RFC 3986
+    # section 4.2): "./" keeps the reference relative.
+    return "./" + ref if ":" in ref.split("/", 1)[0] else ref
 
 
 def to_sarif_data(reports: Sequence[WheelReport]) -> dict[str, Any]:

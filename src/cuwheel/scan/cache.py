@@ -11,6 +11,12 @@ Layout under the cache directory (default ``$XDG_CACHE_HOME/cuwheel/scan``)::
 the record version, the record options and the catalog data files; a change of any of
 them starts a new key, and old records are never served for it.  Every file is written
 to a temporary name and renamed, so concurrent scans (or workers) can share a cache.
+
+A record is served only when it is one (read by the bounded JSON loader) and belongs to
+its key: its ``wheel.sha256`` is the one asked for, its version and options are this
+cache's.  A damaged, cut or misfiled record is removed and the wheel read again
+(docs/scan.md, trust boundaries).  File names are written as valid UTF-8 whatever they
+are.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ def _data_digest() -> str:
 class Cache:
     def __init__(self, root: str, options: RecordOptions) -> None:
         self.root = root
+        self.options = options
+        self.evicted = 0
         salt = dumps({"cuwheel": __version__, "record": RECORD_VERSION,
                       "options": options.as_dict(), "data": _data_digest()})
         self.key = hashlib.sha256(salt.encode()).hexdigest()[:16]
@@ -59,13 +67,36 @@ class Cache:
         """The content part of the record of the wheel with this sha256, if cached."""
         if not _is_hex(sha256):
             return None
+        from cuwheel._json import JsonError, load_json
+        from cuwheel.read.sources import read_regular
+        from cuwheel.scan.record import MAX_RECORD
+
+        path = self._record_path(sha256)
         try:
-            with open(self._record_path(sha256), encoding="utf-8") as f:
-                text = f.read()
+            data = read_regular(path, MAX_RECORD)
         except OSError:
+            if not os.path.lexists(path):
+                return None
+            data = None
+        try:
+            obj = load_json(data, max_bytes=MAX_RECORD) if data is not None else None
+        except JsonError:
+            obj = None
+        wheel = obj.get("wheel") if isinstance(obj, dict) else None
+        if (
+            not isinstance(obj, dict)
+            or not isinstance(wheel, dict)
+            or wheel.get("sha256") != sha256
+            or obj.get("record_version") != RECORD_VERSION
+            or obj.get("options") != self.options.as_dict()
+            or "input" in obj
+        ):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            self.evicted += 1
             return None
         self.hits += 1
-        return text
+        return dumps(obj)
 
     def put(self, sha256: str, content: str) -> None:
         if _is_hex(sha256):
@@ -79,7 +110,8 @@ class Cache:
         except OSError:
             return None
         ident = f"{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}"
-        return os.path.join(self.root, "stat", hashlib.sha256(ident.encode()).hexdigest())
+        key = hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()
+        return os.path.join(self.root, "stat", key)
 
     def known_sha256(self, path: str) -> str | None:
         """The sha256 of the file at ``path`` if it was hashed before and is unchanged

@@ -170,9 +170,10 @@ def _download(
     time into ``into`` (each in a folder of its own, under its own file name)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from cuwheel.scan.fetch import fetch
+    from cuwheel.scan.fetch import Stop, fetch
 
     os.makedirs(into, exist_ok=True)
+    stop = Stop()  # set: every download in flight ends now, not at its socket's timeout
 
     def one(k: int, ref: WheelRef, sha: str | None) -> tuple[WheelRef, str | None,
                                                            str | None, str | None]:
@@ -180,12 +181,18 @@ def _download(
         os.makedirs(d, exist_ok=True)
         dest = os.path.join(d, os.path.basename(ref.filename) or "wheel.whl")
         try:
-            got = fetch(ref.input, dest, sha256=sha)
+            got = fetch(ref.input, dest, sha256=sha, size=ref.size, stop=stop)
         except InputError as exc:
             return ref, sha, None, exc.problem
         return ref, got, dest, None
 
-    with ThreadPoolExecutor(_DOWNLOADS) as pool:
+    # Not a with-block: a scan that is closed early (SIGTERM, an error) must not wait for
+    # every download to finish before its folder is removed.
+    pool = ThreadPoolExecutor(_DOWNLOADS)
+    try:
         futures = [pool.submit(one, k, ref, sha) for k, (ref, sha) in enumerate(remote)]
         for fut in futures:
             yield fut.result()
+    finally:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)

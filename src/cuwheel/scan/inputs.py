@@ -1,11 +1,15 @@
 """What a scan reads: wheels from directories, files, lists of files or URLs, and
 simple package indexes (PEP 503 HTML or PEP 691 JSON, the index URL given), filtered by
-project name, version range and platform tag."""
+project name, version range and platform tag.
+
+A remote index is read under :class:`cuwheel._remote.IndexPolicy` (http(s) only, the
+index's own host or allowed ones, request / size / time / link budgets) and its JSON
+through the bounded loader: what a page can and cannot make a scan do is in docs/scan.md.
+"""
 
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import urllib.parse
 from collections.abc import Iterable, Sequence
@@ -13,13 +17,14 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
+from cuwheel._json import JsonError, load_json
+from cuwheel._remote import IndexPolicy
 from cuwheel.errors import InputError
 
 __all__ = ["Filters", "WheelRef", "expand", "from_index", "is_url", "read_list"]
 
 _JSON = "application/vnd.pypi.simple.v1+json"
 _ACCEPT = f"{_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
-_MAX_PAGE = 64 << 20  # one index page
 
 
 def is_url(text: str) -> bool:
@@ -134,6 +139,10 @@ def expand(inputs: Iterable[str], filters: Filters = Filters()) -> tuple[list[Wh
             refs.append(ref)
 
     for item in inputs:
+        if item.startswith("file://"):  # the user's own file, read as a path
+            import urllib.request
+
+            item = urllib.request.url2pathname(urllib.parse.urlsplit(item).path)
         if is_url(item):
             add(WheelRef(item, _url_filename(item)))
         elif os.path.isdir(item):
@@ -175,20 +184,15 @@ def _url_filename(url: str) -> str:
 
 
 # -- simple indexes -------------------------------------------------------------------------
-def _get(url: str, timeout: float) -> tuple[str, str]:
-    """(content type, text) of an index page."""
-    import urllib.request
+def _get(url: str, policy: IndexPolicy) -> tuple[str, str]:
+    """(content type, text) of an index page, within the policy's budgets."""
+    import urllib.error
 
-    req = urllib.request.Request(url, headers={"Accept": _ACCEPT, "User-Agent": "cuwheel-scan"})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            ctype = resp.headers.get("Content-Type", "")
-            body = resp.read(_MAX_PAGE + 1)
-    except OSError as exc:
-        raise InputError(url, f"cannot read the index page: {exc}") from None
-    if len(body) > _MAX_PAGE:
-        raise InputError(url, "index page over 64 MiB")
-    return ctype.split(";")[0].strip().lower(), body.decode("utf-8", "replace")
+        ctype, body = policy.get(url, _ACCEPT, "cuwheel-scan")
+    except urllib.error.HTTPError as exc:
+        raise InputError(url, f"cannot read the index page: HTTP {exc.code}") from None
+    return ctype, body.decode("utf-8", "replace")
 
 
 class _Anchors(HTMLParser):
@@ -215,26 +219,41 @@ class _Anchors(HTMLParser):
             self._href = None
 
 
-def _project_files(page_url: str, ctype: str, text: str) -> list[dict[str, Any]]:
+def _json_page(url: str, text: str, what: str) -> Any:
+    try:
+        return load_json(text)
+    except JsonError as exc:
+        raise InputError(url, f"{what} is not valid JSON: {exc}") from None
+
+
+def _anchors(url: str, text: str, policy: IndexPolicy) -> list[tuple[str, str, dict[str,
+                                                                                str | None]]]:
+    parser = _Anchors()
+    parser.feed(text)
+    parser.close()
+    if len(parser.links) > policy.max_links:
+        raise InputError(url, f"more than {policy.max_links} links on one index page")
+    return parser.links
+
+
+def _project_files(page_url: str, ctype: str, text: str,
+                   policy: IndexPolicy) -> list[dict[str, Any]]:
     """The files of a project page as PEP 691 dicts (filename, url, hashes, size, yanked)."""
     if ctype == _JSON or text.lstrip().startswith("{"):
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            raise InputError(page_url, "index page is not valid JSON") from None
+        doc = _json_page(page_url, text, "index page")
         files = doc.get("files") if isinstance(doc, dict) else None
         if not isinstance(files, list):
             raise InputError(page_url, "index page has no 'files' list (PEP 691)")
+        if len(files) > policy.max_links:
+            raise InputError(page_url, f"more than {policy.max_links} files on one index page")
         out = []
         for f in files:
             if isinstance(f, dict) and isinstance(f.get("filename"), str) and \
                     isinstance(f.get("url"), str):
                 out.append({**f, "url": urllib.parse.urljoin(page_url, f["url"])})
         return out
-    parser = _Anchors()
-    parser.feed(text)
     out = []
-    for href, label, attrs in parser.links:
+    for href, label, attrs in _anchors(page_url, text, policy):
         url = urllib.parse.urljoin(page_url, href)
         base, _, frag = url.partition("#")
         hashes = {}
@@ -248,40 +267,39 @@ def _project_files(page_url: str, ctype: str, text: str) -> list[dict[str, Any]]
     return out
 
 
-def _root_projects(index_url: str, ctype: str, text: str) -> list[str]:
+def _root_projects(index_url: str, ctype: str, text: str, policy: IndexPolicy) -> list[str]:
     if ctype == _JSON or text.lstrip().startswith("{"):
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            raise InputError(index_url, "index root is not valid JSON") from None
+        doc = _json_page(index_url, text, "index root")
         projects = doc.get("projects") if isinstance(doc, dict) else None
         if not isinstance(projects, list):
             raise InputError(index_url, "index root has no 'projects' list (PEP 691)")
         return [p["name"] for p in projects if isinstance(p, dict) and
                 isinstance(p.get("name"), str)]
-    parser = _Anchors()
-    parser.feed(text)
-    return [label for _, label, _ in parser.links if label]
+    return [label for _, label, _ in _anchors(index_url, text, policy) if label]
 
 
 def from_index(
-    index_url: str, filters: Filters, *, timeout: float = 60.0, yanked: bool = False,
-    problems: list[str] | None = None,
+    index_url: str, filters: Filters, *, yanked: bool = False,
+    problems: list[str] | None = None, policy: IndexPolicy | None = None,
 ) -> list[WheelRef]:
     """The wheels of the projects ``filters`` names on a simple index, filtered.  A name
     with glob characters is matched against the index's project list (its root page);
     plain names are fetched directly.  Yanked files (PEP 592) are left out unless
     ``yanked``.  A project page that cannot be read raises InputError, or with
-    ``problems`` is a line there and the other projects are still listed."""
+    ``problems`` is a line there and the other projects are still listed.  A file link
+    the policy refuses (another host, a ``file:`` URL) is a line in ``problems`` (or an
+    InputError without it), never read."""
     from packaging.utils import canonicalize_name
 
     if not filters.projects:
         raise InputError(index_url, "name the projects to scan on the index (--project)")
     base = index_url if index_url.endswith("/") else index_url + "/"
+    policy = policy or IndexPolicy(base)
     names: list[str] = []
     if any(_globby(p) for p in filters.projects):
-        ctype, text = _get(base, timeout)
-        listed = sorted({canonicalize_name(n) for n in _root_projects(base, ctype, text)})
+        ctype, text = _get(base, policy)
+        listed = sorted({canonicalize_name(n) for n in _root_projects(base, ctype, text,
+                                                                     policy)})
         for pat in filters.projects:
             if _globby(pat):
                 names += [n for n in listed if fnmatch.fnmatchcase(n, canonicalize_name(pat))]
@@ -289,24 +307,33 @@ def from_index(
     refs: list[WheelRef] = []
     seen: set[str] = set()
     for name in dict.fromkeys(names):
-        page = urllib.parse.urljoin(base, f"{name}/")
+        page = urllib.parse.urljoin(base, f"{urllib.parse.quote(name, safe='')}/")
         try:
-            ctype, text = _get(page, timeout)
+            ctype, text = _get(page, policy)
+            files = _project_files(page, ctype, text, policy)
         except InputError as exc:
             if problems is None:
                 raise
             problems.append(f"{exc.path}: {exc.problem}")
             continue
-        for f in _project_files(page, ctype, text):
+        for f in files:
             fn = f["filename"]
             if not fn.endswith(".whl") or f["url"] in seen or not filters.accepts(fn):
                 continue
             if f.get("yanked") and not yanked:
                 continue
+            why = policy.refusal(f["url"])
+            if why is not None:
+                if problems is None:
+                    raise InputError(f["url"], f"refused: {why}")
+                problems.append(f"{f['url']}: refused: {why}")
+                continue
             hashes = f.get("hashes")
             sha = hashes.get("sha256") if isinstance(hashes, dict) else None
             sha = sha if isinstance(sha, str) else None
-            size = f.get("size") if isinstance(f.get("size"), int) else None
+            size = f.get("size")
+            size = size if isinstance(size, int) and not isinstance(size, bool) \
+                and size >= 0 else None
             seen.add(f["url"])
             refs.append(WheelRef(f["url"], fn, sha.lower() if sha else None, size))
     return refs

@@ -25,18 +25,22 @@ from cuwheel.model.inventory import Source
 
 __all__ = [
     "RECORD_VERSION",
+    "DamagedLine",
     "RecordOptions",
     "Tag",
     "content_part",
     "dumps",
     "error_record",
     "make_record",
+    "parse_record",
+    "read_record_file",
     "sha256_file",
     "with_input",
 ]
 
 RECORD_VERSION = 2
 _HASH_READ = 4 << 20
+MAX_RECORD = 64 << 20  # one line: a wheel of thousands of binaries with --detail containers
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,75 @@ class Tag:
 
 
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """One line of JSON, valid UTF-8 whatever the names in it: an undecodable file name
+    (a lone surrogate) becomes the visible ``\\xNN`` of the one escape function, so the
+    line can be written to any file and cache."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        from cuwheel.render.escape import json_clean
+
+        text = json.dumps(json_clean(obj), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)
+    return text
+
+
+def parse_record(line: str | bytes) -> dict[str, Any]:
+    """A record line as an object, read by the bounded JSON loader; JsonError when it is
+    not one (damaged, cut short, not a record)."""
+    from cuwheel._json import JsonError, load_json
+
+    obj = load_json(line, max_bytes=MAX_RECORD)
+    if not isinstance(obj, dict):
+        raise JsonError("not a JSON object")
+    if obj.get("record_version") != RECORD_VERSION:
+        raise JsonError(f"not a version {RECORD_VERSION} scan record")
+    if not isinstance(obj.get("input"), str):
+        raise JsonError("a record without its 'input'")
+    if not isinstance(obj.get("wheel"), dict):
+        raise JsonError("a record without its 'wheel'")
+    return obj
+
+
+@dataclass(frozen=True)
+class DamagedLine:
+    """A line of a record file that is not a record: skipped and reported, never the end
+    of the file's valid records."""
+
+    path: str
+    line: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.problem}; skipped"
+
+
+def read_record_file(
+    lines: Any, path: str, damaged: list[DamagedLine]
+) -> tuple[list[dict[str, Any]], int]:
+    """Every valid record of a JSON Lines file (``lines``: its lines, bytes or text, each
+    with its newline), each damaged line added to ``damaged``; and how many bytes of the
+    file end with its last newline (a last line without one was cut short by an
+    interrupted run, and is not a record yet)."""
+    from cuwheel._json import JsonError
+
+    out: list[dict[str, Any]] = []
+    whole = 0
+    for n, raw in enumerate(lines, 1):
+        size = len(raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw)
+        ended = raw.endswith("\n" if isinstance(raw, str) else b"\n")
+        if not ended:
+            damaged.append(DamagedLine(path, n, "an unfinished last line"))
+            break
+        whole += size
+        if not raw.strip():
+            continue
+        try:
+            out.append(parse_record(raw))
+        except JsonError as exc:
+            damaged.append(DamagedLine(path, n, f"not a record ({exc})"))
+    return out, whole
 
 
 def sha256_file(path: str) -> str:

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any
 
 from cuwheel.render.envelope import ENVELOPE_KEYS, envelope
+from cuwheel.render.escape import escape_lines
 
 __all__ = ["FORMATS", "read_records", "render", "summarize"]
 
@@ -25,30 +26,28 @@ _STATES = ("runs", "runs except", "depends on dispatch", "does not run", "unknow
            "wrong platform")
 
 
-def read_records(paths: Iterable[str]) -> list[dict[str, Any]]:
+def read_records(paths: Iterable[str], damaged: list[Any] | None = None
+                 ) -> list[dict[str, Any]]:
     """Records from JSON Lines files (``-``: standard input); the last record of an
-    input wins when one is found twice (a resumed scan)."""
+    input wins when one is found twice (a resumed scan).  A damaged line is skipped and
+    added to ``damaged`` (:class:`cuwheel.scan.record.DamagedLine`); every valid record
+    is kept (scan/record.py: read_record_file)."""
     import sys
 
     from cuwheel.errors import InputError
+    from cuwheel.scan.record import read_record_file
 
     out: dict[str, dict[str, Any]] = {}
+    skipped: list[Any] = [] if damaged is None else damaged
     for path in paths:
         try:
-            f = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+            f = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         except OSError as exc:
             raise InputError(path, exc.strerror or str(exc)) from None
         with f:
-            for n, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    raise InputError(f"{path}:{n}", "not a JSON record") from None
-                if isinstance(obj, dict) and "input" in obj:
-                    out[obj["input"]] = obj
+            records, _ = read_record_file(f, path, skipped)
+        for obj in records:
+            out[obj["input"]] = obj
     return list(out.values())
 
 
@@ -199,7 +198,7 @@ def _text(s: dict[str, Any]) -> str:
     for code, c in s["codes"].items():
         lines.append(f"  {code:<7} {c['severity']:<8} {c['findings']:>6} {c['wheels']:>5} "
                      f"{len(c['projects']):>4}")
-    return "\n".join(lines) + "\n"
+    return escape_lines(lines)  # names come from record files: one printable line each
 
 
 _CSS = """

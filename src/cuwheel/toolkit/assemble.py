@@ -35,7 +35,7 @@ from cuwheel.knowledge.toolkits import (
 from cuwheel.toolkit.cache import Cache
 from cuwheel.toolkit.extract import Tree, extract_redist, extract_wheel
 from cuwheel.toolkit.fetch import Download, Progress, as_url, fetch_all, read_url
-from cuwheel.toolkit.lock import LOCK_NAME, Lock, Part, read_lock
+from cuwheel.toolkit.lock import LOCK_NAME, Lock, Part, not_owned, read_lock, write_owner
 from cuwheel.toolkit.manifest import Manifest, parse_manifest
 from cuwheel.toolkit.wheels import resolve_wheels
 
@@ -277,10 +277,12 @@ def _prefix_lock(prefix: Path) -> Lock | None:
 def _check_prefix(prefix: Path) -> None:
     if prefix.is_symlink() or (prefix.exists() and not prefix.is_dir()):
         raise ToolkitError(f"{prefix}: exists and is not a directory")
-    if prefix.is_dir() and any(prefix.iterdir()) and not (prefix / LOCK_NAME).is_file():
+    # trust: a prefix is replaced only when provably ours (toolkit/lock.py: not_owned)
+    why = not_owned(prefix) if prefix.is_dir() and any(prefix.iterdir()) else None
+    if why is not None:
         raise ToolkitError(
-            f"{prefix}: not empty and not a cuwheel toolkit (no {LOCK_NAME}); "
-            "choose a new or empty directory"
+            f"{prefix}: not empty and not a cuwheel toolkit ({why}); nothing is "
+            "replaced: choose a new or empty directory"
         )
 
 
@@ -342,7 +344,7 @@ def install(
     prefix = Path(os.path.abspath(prefix))
     cache = cache or Cache.at()
     current = _prefix_lock(prefix)
-    if current is not None and current.same_content(lock):
+    if current is not None and current.same_content(lock) and not_owned(prefix) is None:
         return Installed(prefix, current, False, 0, len(lock.parts), time.monotonic() - start)
     _check_prefix(prefix)
     items = [Download(p.url, p.sha256, p.size, p.label) for p in lock.parts]
@@ -360,12 +362,17 @@ def install(
         order = sorted(lock.parts, key=lambda p: -blobs[p.sha256].stat().st_size)
         with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(order)))) as pool:
             futures = [pool.submit(_extract, p, blobs[p.sha256], shared) for p in order]
-            for f in futures:
-                f.result()
+            try:
+                for f in futures:
+                    f.result()
+            except BaseException:
+                shared.stop.set()  # trust: every writer ends at its next member
+                raise
         if lock.os == "linux":
             _layout_linux(tree)
         _version_json(tree, lock)
         (tree / LOCK_NAME).write_text(lock.text(), encoding="utf-8")
+        write_owner(tree)  # trust: last, over the finished tree
         old = staging / "old"
         moved = prefix.exists()
         if moved:

@@ -18,9 +18,11 @@ markers are left out, and every file is checked against the wheel's ``RECORD``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import hashlib
 import io
+import lzma
 import os
 import stat
 import tarfile
@@ -29,14 +31,22 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from cuwheel._paths import resolve_inside
 from cuwheel.errors import InputError, ToolkitError
 from cuwheel.read.sources import Member as Member_
-from cuwheel.read.sources import WheelFile
+from cuwheel.read.sources import WheelFile, open_regular
 
 __all__ = ["Member", "Tree", "clean_name", "extract_redist", "extract_wheel"]
 
 CHUNK = 1 << 20
+# Ceilings from the archive's declared (and verified) size: what it may expand to, and how
+# many members it may hold.  NVIDIA's archives expand 2-10 times; xz of zeros, ~7000 times.
+RATIO = 64
+FLOOR = 64 << 20
+MAX_MEMBERS = 200_000
+MAX_LINK = 4096
 
 
 @dataclass
@@ -60,7 +70,11 @@ def clean_name(name: str, where: str) -> tuple[str, ...]:
 
 
 def _tar_members(path: Path) -> Iterator[Member]:
-    with tarfile.open(path, "r|xz") as tar:
+    # xz through LZMAFile, whose output per call is bounded: tarfile's own "r|xz" hands a
+    # whole input block to the decompressor, and 10 KiB of xz can be 70 MiB of zeros.
+    with lzma.open(path, "rb") as xz, tarfile.open(
+        fileobj=xz, mode="r|", bufsize=CHUNK
+    ) as tar:
         for info in tar:
             if info.isdir():
                 kind = "dir"
@@ -95,6 +109,8 @@ def _zip_members(wf: WheelFile) -> Iterator[Member]:
             kind = "special"
         else:
             kind = "file"
+        if kind == "symlink" and info.file_size > MAX_LINK:
+            raise ToolkitError(f"{wf.path}: {info.name}: a link target over {MAX_LINK} bytes")
         linkname = b"".join(wf.chunks(info)).decode("utf-8", "replace") if kind == "symlink" else ""
 
         def chunks(info: Member_ = info) -> Iterator[bytes]:
@@ -105,45 +121,50 @@ def _zip_members(wf: WheelFile) -> Iterator[Member]:
 
 class Tree:
     """The toolkit tree that every component's archive is written into (from several
-    threads): which component wrote each path, and whether any link exists yet (until one
-    does, no path can lead outside, so the per-file ``realpath`` checks are skipped)."""
+    threads): which component wrote each path; ``stop`` ends every writer at its next
+    member (an interrupted install: the staging directory is then removed)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.real_root = os.path.realpath(root)
         self.lock = threading.Lock()
         self.owners: dict[tuple[str, ...], str] = {}
-        self.dirs: set[tuple[str, ...]] = {()}
-        self.links = False
+        self.stop = threading.Event()
 
 
 class _Writer:
-    """Writes one archive's checked members into the shared tree."""
+    """Writes one archive's checked members into the shared tree.
 
-    def __init__(self, tree: Tree, where: str, owner: str) -> None:
+    Containment (docs/toolkit.md): every path is resolved through the whole chain of links
+    already in the tree before anything of it is created (:func:`cuwheel._paths.resolve_inside`),
+    and a link may only be ``../``* then plain names, with no more ``..`` than its real
+    directory is deep: so every link, whatever links are added later, resolves inside the
+    tree.  Size: the bytes written for one archive stop at RATIO times its size plus FLOOR,
+    and at most MAX_MEMBERS members are taken."""
+
+    def __init__(self, tree: Tree, where: str, owner: str, archive_size: int) -> None:
         self.tree = tree
         self.root = tree.root
         self.where = where
         self.owner = owner
         self.files = 0
+        self.members = 0
+        self.room = RATIO * archive_size + FLOOR
         self.strip_link: Callable[[Member], tuple[str, ...] | None] | None = None
 
-    def _inside(self, path: Path) -> bool:
-        real = os.path.realpath(path)
-        return real == self.tree.real_root or real.startswith(self.tree.real_root + os.sep)
-
-    def _mkdirs(self, rel: tuple[str, ...], name: str) -> None:
-        if rel in self.tree.dirs and not self.tree.links:
-            return
-        path = self.root.joinpath(*rel)
-        path.mkdir(parents=True, exist_ok=True)
-        if self.tree.links and not self._inside(path):
+    def _resolve(self, rel: tuple[str, ...], name: str) -> str:
+        real = resolve_inside(self.tree.real_root, os.path.join(self.root, *rel))
+        if real is None:
             raise ToolkitError(
                 f"{self.where}: member {name!r} is written through a link that leaves the "
                 "prefix; nothing installed"
             )
-        with self.tree.lock:
-            self.tree.dirs.update(rel[:i] for i in range(1, len(rel) + 1))
+        return real
+
+    def _mkdirs(self, rel: tuple[str, ...], name: str) -> str:
+        real = self._resolve(rel, name)
+        os.makedirs(real, exist_ok=True)
+        return real
 
     def _conflict(self, rel: tuple[str, ...], same: bool) -> None:
         if not same:
@@ -157,7 +178,50 @@ class _Writer:
         with self.tree.lock:
             self.tree.owners[rel] = self.owner
 
+    def _counted(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        for block in chunks:
+            self.room -= len(block)
+            if self.room < 0:
+                raise ToolkitError(
+                    f"{self.where}: expands to more than {RATIO} times its size plus "
+                    f"{FLOOR >> 20} MiB (a decompression bomb?); nothing installed"
+                )
+            yield block
+
+    def _link_target(self, member: Member, real_parent: str) -> str:
+        name = member.name
+        link = member.linkname.replace("\\", "/")
+        if not link or link.startswith("/") or (len(link) > 1 and link[1] == ":"):
+            raise ToolkitError(
+                f"{self.where}: link {name!r} -> {member.linkname!r} points outside the "
+                "prefix (absolute); nothing installed"
+            )
+        parts = [p for p in link.split("/") if p not in ("", ".")]
+        ups = 0
+        while ups < len(parts) and parts[ups] == "..":
+            ups += 1
+        if ".." in parts[ups:]:
+            raise ToolkitError(
+                f"{self.where}: link {name!r} -> {member.linkname!r} has '..' after a name "
+                "(its meaning would depend on other links); nothing installed"
+            )
+        here = os.path.relpath(real_parent, self.tree.real_root)
+        depth = 0 if here == "." else len(here.split(os.sep))
+        if ups > depth:
+            raise ToolkitError(
+                f"{self.where}: link {name!r} -> {member.linkname!r} points outside "
+                "the prefix; nothing installed"
+            )
+        return "/".join(parts) or "."
+
     def write(self, member: Member, rel: tuple[str, ...], digest: hashlib._Hash | None) -> None:
+        if self.tree.stop.is_set():
+            raise ToolkitError(f"{self.where}: interrupted; nothing installed")
+        self.members += 1
+        if self.members > MAX_MEMBERS:
+            raise ToolkitError(
+                f"{self.where}: more than {MAX_MEMBERS} members; nothing installed"
+            )
         name = member.name
         if member.kind == "dir":
             self._mkdirs(rel, name)
@@ -167,66 +231,58 @@ class _Writer:
                 f"{self.where}: member {name!r} is a device file, FIFO or other special file; "
                 "nothing installed"
             )
-        self._mkdirs(rel[:-1], name)
-        target = self.root.joinpath(*rel)
+        real_parent = self._mkdirs(rel[:-1], name)
+        target = os.path.join(real_parent, rel[-1])
         if member.kind == "symlink":
-            link = member.linkname.replace("\\", "/")
-            if not link or link.startswith("/") or (len(link) > 1 and link[1] == ":"):
-                raise ToolkitError(
-                    f"{self.where}: link {name!r} -> {member.linkname!r} points outside the "
-                    "prefix (absolute); nothing installed"
-                )
-            depth = len(rel) - 1
-            for part in link.split("/"):
-                if part == "..":
-                    depth -= 1
-                elif part not in ("", "."):
-                    depth += 1
-                if depth < 0:
-                    raise ToolkitError(
-                        f"{self.where}: link {name!r} -> {member.linkname!r} points outside "
-                        "the prefix; nothing installed"
-                    )
-            with self.tree.lock:
-                self.tree.links = True
+            link = self._link_target(member, real_parent)
             try:
                 os.symlink(link, target)
             except FileExistsError:
-                self._conflict(rel, target.is_symlink() and os.readlink(target) == link)
+                self._conflict(rel, os.path.islink(target) and os.readlink(target) == link)
                 return
             self._claim(rel)
             return
         if member.kind == "hardlink":
-            src_rel = self._strip_link(member)
-            src = self.root.joinpath(*src_rel) if src_rel else None
-            if src is None or src.is_symlink() or not src.is_file() or not self._inside(src):
-                raise ToolkitError(
-                    f"{self.where}: hard link {name!r} -> {member.linkname!r} does not name an "
-                    "earlier file of the archive; nothing installed"
-                )
+            src = self._hardlink_source(member)
             mode = 0o755 if os.access(src, os.X_OK) else 0o644
-            self._write_file(rel, target, iter([src.read_bytes()]), mode, None)
+            self._write_file(rel, target, _file_chunks(src), mode, None)
             return
         assert member.chunks is not None
         mode = 0o755 if member.mode & 0o111 else 0o644
         self._write_file(rel, target, member.chunks(), mode, digest)
 
+    def _hardlink_source(self, member: Member) -> str:
+        src_rel = self._strip_link(member)
+        if src_rel:
+            parent = resolve_inside(
+                self.tree.real_root, os.path.join(self.root, *src_rel[:-1])
+            )
+            if parent is not None:
+                src = os.path.join(parent, src_rel[-1])
+                try:
+                    if stat.S_ISREG(os.lstat(src).st_mode):
+                        return src
+                except OSError:
+                    pass
+        raise ToolkitError(
+            f"{self.where}: hard link {member.name!r} -> {member.linkname!r} does not name "
+            "an earlier file of the archive; nothing installed"
+        )
+
     def _write_file(
         self,
         rel: tuple[str, ...],
-        target: Path,
+        target: str,
         chunks: Iterator[bytes],
         mode: int,
         digest: hashlib._Hash | None,
     ) -> None:
+        chunks = self._counted(chunks)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            fd = os.open(target, flags, mode)
         except FileExistsError:
-            data = b"".join(chunks)
-            if digest is not None:
-                digest.update(data)
-            same = not target.is_symlink() and target.is_file() and target.read_bytes() == data
-            self._conflict(rel, same)
+            self._conflict(rel, _same_file(target, chunks, digest))
             return
         with os.fdopen(fd, "wb") as out:
             for block in chunks:
@@ -245,6 +301,34 @@ class _Writer:
             return None  # reported as a hard link to no earlier file of the archive
 
 
+def _file_chunks(path: str) -> Iterator[bytes]:
+    with open_regular(path) as fh:
+        while block := fh.read(CHUNK):
+            yield block
+
+
+def _same_file(path: str, chunks: Iterator[bytes], digest: hashlib._Hash | None) -> bool:
+    """Whether the regular file at ``path`` holds exactly the bytes of ``chunks``, compared
+    piece by piece (a duplicate member is never held in memory whole); every chunk is
+    consumed, so ``digest`` sees the member's whole content."""
+    same = True
+    try:
+        fh: BinaryIO | None = open_regular(path) if not os.path.islink(path) else None
+    except OSError:
+        fh = None
+    if fh is None:
+        same = False
+    with fh if fh is not None else contextlib.nullcontext():
+        for block in chunks:
+            if digest is not None:
+                digest.update(block)
+            if same and fh is not None and fh.read(len(block)) != block:
+                same = False
+        if same and fh is not None and fh.read(1):
+            same = False
+    return same
+
+
 def _open_zip(path: Path, where: str) -> WheelFile:
     try:
         return WheelFile(str(path))
@@ -254,7 +338,7 @@ def _open_zip(path: Path, where: str) -> WheelFile:
 
 def extract_redist(path: Path, kind: str, top: str, tree: Tree, where: str, owner: str) -> int:
     """Extract a redist archive whose members all live in ``top/``; returns the file count."""
-    writer = _Writer(tree, where, owner)
+    writer = _Writer(tree, where, owner, path.stat().st_size)
 
     def strip(name: str) -> tuple[str, ...] | None:
         parts = clean_name(name, where)
@@ -271,6 +355,7 @@ def extract_redist(path: Path, kind: str, top: str, tree: Tree, where: str, owne
     try:
         if kind == "zip":
             with _open_zip(path, where) as wf:
+                _declared_room(wf, writer, where)
                 _write_all(_zip_members(wf), strip, writer)
         else:
             _write_all(_tar_members(path), strip, writer)
@@ -281,6 +366,19 @@ def extract_redist(path: Path, kind: str, top: str, tree: Tree, where: str, owne
             raise
         raise ToolkitError(f"{where}: unreadable archive: {exc}") from None
     return writer.files
+
+
+def _declared_room(wf: WheelFile, writer: _Writer, where: str) -> None:
+    """A zip declares every member's size: refuse one whose sum is past the ceiling before
+    anything is written."""
+    if len(wf.members) > MAX_MEMBERS:
+        raise ToolkitError(f"{where}: more than {MAX_MEMBERS} members; nothing installed")
+    total = sum(m.file_size for m in wf.members)
+    if total > writer.room:
+        raise ToolkitError(
+            f"{where}: declares {total} bytes of members, more than {RATIO} times its size "
+            f"plus {FLOOR >> 20} MiB; nothing installed"
+        )
 
 
 def _write_all(
@@ -311,9 +409,10 @@ def _record(wf: WheelFile, where: str) -> tuple[str, dict[str, tuple[str, int | 
 def extract_wheel(path: Path, tree: Tree, where: str, owner: str) -> int:
     """Extract an NVIDIA component wheel's ``nvidia/<dir>/...`` files into the tree,
     checking each against RECORD; returns the file count."""
-    writer = _Writer(tree, where, owner)
+    writer = _Writer(tree, where, owner, path.stat().st_size)
     try:
         with _open_zip(path, where) as wf:
+            _declared_room(wf, writer, where)
             record_name, record = _record(wf, where)
             dist_info = record_name.split("/")[0]
             for member in _zip_members(wf):

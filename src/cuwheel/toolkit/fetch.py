@@ -4,6 +4,12 @@ Every archive is written to ``partial/<sha256>.part`` and moved into the cache o
 its size and sha256 are the expected ones; a download that breaks off keeps its partial
 file, and the next run asks the server for the rest (HTTP ``Range``).  URLs may be
 ``http(s)://``, ``file://`` or plain paths (a local mirror).
+
+Bounds (docs/toolkit.md, trust boundaries): a download stops at the size the manifest or
+lock declares (a server or mirror file that sends more is refused after one byte more,
+never written to the end), or at MAX_UNSIZED for a wheel whose size is not declared; a
+mirror's file must be a regular file (a FIFO or device is refused, never waited on); a
+cached blob is hashed again before it is used.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cuwheel import __version__
+from cuwheel._remote import Stop
 from cuwheel.errors import ToolkitError
 from cuwheel.toolkit.cache import Cache
 
@@ -29,6 +36,7 @@ __all__ = ["Download", "as_url", "fetch_all", "fetch_one", "read_url"]
 CHUNK = 1 << 20
 TIMEOUT = 60.0
 MAX_MANIFEST = 16 << 20
+MAX_UNSIZED = 8 << 30  # a wheel whose size nobody declared (NVIDIA's largest are ~1 GiB)
 USER_AGENT = f"cuwheel/{__version__} (toolkit)"
 
 Progress = Callable[[str, int, int | None], None]  # (key, bytes just read, total)
@@ -73,10 +81,12 @@ def _open(url: str, offset: int = 0) -> http.client.HTTPResponse:
 
 def read_url(url: str, limit: int = MAX_MANIFEST) -> bytes:
     """The whole body of a small document (a manifest); ToolkitError naming the URL."""
+    from cuwheel.read.sources import open_regular
+
     local = _local_path(url)
     if local is not None:
         try:
-            with open(local, "rb") as fh:
+            with open_regular(str(local)) as fh:
                 data = fh.read(limit + 1)
         except OSError as exc:
             raise ToolkitError(f"{url}: {exc.strerror or exc}") from None
@@ -99,29 +109,34 @@ def fetch_one(
     item: Download,
     cache: Cache,
     progress: Progress | None = None,
-    stop: threading.Event | None = None,
+    stop: Stop | threading.Event | None = None,
 ) -> tuple[Path, bool]:
     """The cached, verified file of ``item`` and whether it had to be downloaded."""
+    from cuwheel.read.sources import open_regular
+
+    cached = cache.verified_blob(item.sha256, item.size)
+    if cached is not None:
+        return cached, False
     dest = cache.blob(item.sha256)
-    if dest.is_file() and (item.size is None or dest.stat().st_size == item.size):
-        return dest, False
+    ceiling = item.size if item.size is not None else MAX_UNSIZED
     part = cache.partial(item.sha256)
     part.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     local = _local_path(item.url)
     if local is not None:
         try:
-            src = open(local, "rb")  # noqa: SIM115 - closed below
+            src = open_regular(str(local))
         except OSError as exc:
             raise ToolkitError(f"{item.url}: {exc.strerror or exc}") from None
         with src, open(part, "wb") as out:
-            _copy(src, out, digest, item, progress, stop)
+            _copy(src, out, digest, item, progress, stop, room=ceiling)
         complete = True
     else:
         offset = part.stat().st_size if part.is_file() else 0
-        if item.size is not None and offset > item.size:
+        if offset > ceiling:
             offset = 0
         response = _open(item.url, offset)
+        sock = stop.watch(response) if isinstance(stop, Stop) else None
         with response:
             if offset and response.status == 206:
                 with open(part, "rb") as fh:
@@ -136,8 +151,13 @@ def fetch_one(
             length = response.getheader("Content-Length")
             expected_body = int(length) if length and length.isdigit() else None
             with open(part, mode) as out:
-                got = _copy(response, out, digest, item, progress, stop, url_error=True)
+                got = _copy(response, out, digest, item, progress, stop, url_error=True,
+                            room=ceiling - offset)
             complete = got >= 0 and (expected_body is None or got == expected_body)
+        if isinstance(stop, Stop):
+            stop.forget(sock)
+            if stop.is_set():
+                raise _Stopped
         if not complete:
             have = part.stat().st_size
             total = f" of {item.size}" if item.size is not None else ""
@@ -170,9 +190,12 @@ def _copy(
     digest: hashlib._Hash,
     item: Download,
     progress: Progress | None,
-    stop: threading.Event | None,
+    stop: Stop | threading.Event | None,
     url_error: bool = False,
+    room: int = MAX_UNSIZED,
 ) -> int:
+    """Copy ``src`` to ``out``, at most ``room`` bytes: one byte more is a ToolkitError
+    (the partial file is removed), so a body longer than declared is never stored."""
     read = src.read  # type: ignore[attr-defined]
     write = out.write  # type: ignore[attr-defined]
     n = 0
@@ -180,7 +203,7 @@ def _copy(
         if stop is not None and stop.is_set():
             raise _Stopped
         try:
-            block = read(CHUNK)
+            block = read(min(CHUNK, room - n + 1))
         except (OSError, http.client.HTTPException):
             if not url_error:
                 raise
@@ -188,6 +211,11 @@ def _copy(
             return -1  # interrupted: the caller reports it, the partial file stays
         if not block:
             return n
+        if n + len(block) > room:
+            out.truncate(0)  # type: ignore[attr-defined]
+            declared = f"the {item.size} bytes declared" if item.size is not None else (
+                f"{MAX_UNSIZED} bytes (no size declared)")
+            raise ToolkitError(f"{item.url}: longer than {declared}; nothing installed")
         digest.update(block)
         write(block)
         n += len(block)
@@ -206,7 +234,7 @@ def fetch_all(
     paths: dict[str, Path] = {}
     downloaded = 0
     pending = [i for i in items if i.sha256 not in paths]
-    stop = threading.Event()
+    stop = Stop()  # set: reads in flight end now, not at their socket's timeout
     if not pending:
         return paths, 0
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(pending)))) as pool:

@@ -5,19 +5,27 @@ platform (``linux-x86_64``, ``linux-sbsa``, ``linux-aarch64``, ``windows-x86_64`
 archive's ``relative_path`` (from the manifest's directory), ``sha256``, ``md5`` and
 ``size`` (a decimal string).  Top-level string keys (``release_date``, ``release_label``,
 ``release_product``) describe the release.
+
+A ``relative_path`` is taken literally, never decoded: it must be plain path components of
+letters, digits and ``-._+`` (what NVIDIA's manifests use), so that no ``%2e%2e``,
+``?``, ``#`` or ``\\`` can make the URL or file it is joined into name anything outside the
+manifest's directory (docs/toolkit.md, trust boundaries).  The document is read with the
+bounded JSON loader (:mod:`cuwheel._json`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
+from cuwheel._json import JsonError, load_json
 from cuwheel.errors import ToolkitError
 
 __all__ = ["Archive", "Manifest", "ManifestComponent", "parse_manifest"]
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_PATH_PART = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9._+-]*")
+MAX_MANIFEST = 16 << 20
 _PLATFORM_FIELDS = {"relative_path", "sha256", "md5", "size"}
 ARCHIVE_SUFFIXES = (".tar.xz", ".zip")
 
@@ -88,6 +96,12 @@ def _archive(source: str, where: str, raw: object) -> Archive:
         raise ToolkitError(f"{source}: {where}: bad relative_path {path!r}")
     if any(part in ("", ".", "..") for part in path.split("/")) or ":" in path:
         raise ToolkitError(f"{source}: {where}: relative_path {path!r} leaves the manifest's tree")
+    if not all(_PATH_PART.fullmatch(part) for part in path.split("/")):
+        # %2e%2e, ?, #: a URL or file name decoded later could name another place
+        raise ToolkitError(
+            f"{source}: {where}: relative_path {path!r} has characters other than letters, "
+            "digits and -._+ (an encoded path is never decoded)"
+        )
     if not path.endswith(ARCHIVE_SUFFIXES):
         raise ToolkitError(f"{source}: {where}: {path!r} is neither .tar.xz nor .zip")
     if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
@@ -105,8 +119,8 @@ def _archive(source: str, where: str, raw: object) -> Archive:
 def parse_manifest(data: bytes, source: str) -> Manifest:
     """Parse a manifest's bytes; raises ToolkitError naming ``source`` and the problem."""
     try:
-        doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = load_json(data, max_bytes=MAX_MANIFEST)
+    except JsonError as exc:
         raise ToolkitError(f"{source}: not a JSON manifest: {exc}") from None
     if not isinstance(doc, dict):
         raise ToolkitError(f"{source}: not a redistrib manifest (expected a JSON object)")

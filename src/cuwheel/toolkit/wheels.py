@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cuwheel._json import load_json
 from cuwheel.errors import ToolkitError
 from cuwheel.toolkit.cache import Cache
 
@@ -60,7 +61,9 @@ def resolve_wheels(
     for dist, version in pins:
         path = cache.keyed("resolved", _key(dist, version, platforms))
         try:
-            doc = json.loads(path.read_text())
+            doc = load_json(path.read_bytes(), max_bytes=1 << 20)  # trust: the one loader
+            if not isinstance(doc["url"], str) or not re.fullmatch(r"[0-9a-f]{64}", doc["sha256"]):
+                raise ValueError("a damaged entry")
             resolved[(dist, version)] = ResolvedWheel(dist, version, doc["url"], doc["sha256"])
         except (OSError, ValueError, KeyError, TypeError):
             missing.append((dist, version))
@@ -107,7 +110,7 @@ def _pip_resolve(
             raise ToolkitError(
                 f"pip could not resolve {' '.join(reqs)} for {', '.join(platforms)}: {errors[0]}"
             )
-        doc = json.loads(report.read_text())
+        doc = load_json(report.read_bytes())  # trust: the one bounded loader
     wanted = {(_normalize(d), v): (d, v) for d, v in pins}
     out = []
     for item in doc.get("install", []):

@@ -1,0 +1,37 @@
+"""Path containment: the one rule for "does this path stay under that directory"
+(a toolkit tree being written, a site-packages directory whose RECORD is read).
+
+The whole path is resolved as the kernel would (every link of the chain, ``..`` after a
+link applied to where the link led), and nothing is created to decide: a path that ends
+outside is refused before any directory of it exists.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+__all__ = ["inside", "resolve_inside"]
+
+
+def inside(real_root: str, real_path: str) -> bool:
+    """Whether ``real_path`` (resolved) is ``real_root`` (resolved) or under it."""
+    return real_path == real_root or real_path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def resolve_inside(real_root: str, path: str) -> str | None:
+    """``path`` with every link of it resolved (the missing tail kept as written), or None
+    when that leaves ``real_root`` or the chain loops.  Creates nothing."""
+    try:
+        real = os.path.realpath(path, strict=False)
+    except (OSError, ValueError):
+        return None
+    if not inside(real_root, real):
+        return None
+    # realpath keeps a looping chain as it is: such a path resolves nowhere.
+    try:
+        os.stat(real)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+    return real

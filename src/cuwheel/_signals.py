@@ -1,0 +1,45 @@
+"""SIGTERM (and SIGHUP) as an exception in the main thread, so that every ``finally`` runs:
+a terminated ``toolkit`` removes its staging tree, a terminated ``scan`` its download
+folder (docs/toolkit.md, docs/scan.md).  Python's default for SIGTERM ends the process at
+once and leaves them behind."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+__all__ = ["Terminated", "terminate_cleanly"]
+
+
+class Terminated(KeyboardInterrupt):
+    """The process was asked to stop (SIGTERM / SIGHUP); ``signum`` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def terminate_cleanly() -> Iterator[None]:
+    """While inside: the first SIGTERM / SIGHUP raises :class:`Terminated` in the main
+    thread, later ones are ignored (the clean-up is not cut short).  Elsewhere than the
+    main thread, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        for s in signums:
+            signal.signal(s, signal.SIG_IGN)
+        raise Terminated(signum)
+
+    signums = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    old = {s: signal.signal(s, handler) for s in signums}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
