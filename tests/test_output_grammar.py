@@ -64,6 +64,8 @@ def _cases(wheel: str, tmp: Path) -> list[tuple[tuple[str, ...], str]]:
     out += [(("compat", so, "--cc", "9.0", "--matrix", "-f", f), f)
             for f in ("text", "json", "svg")]
     out += [(("gpus", "A100", "-f", f), f) for f in ("text", "json")]
+    out += [(("size", wheel, "--drop", "sm_80", "-f", f), f)
+            for f in ("text", "json", "svg", "html")]
     out += [(("scan", wheel, "-o", str(records), "--no-cache", "--summary", f), f)
             for f in ("text", "json", "html")]
     return out
@@ -106,7 +108,8 @@ def test_every_command_and_format(cli, wheel: str, tmp_path: Path) -> None:  # t
     # Every document in the envelope was produced and validated, but toolkit's (its
     # test serves a redist; tests/test_toolkit_redist.py).
     expected = {f"cuwheel-{c}" for c in ("inspect", "plan", "check", "compat",
-                                          "compat-matrix", "gpus", "scan-summary", "explain")}
+                                          "compat-matrix", "gpus", "scan-summary", "explain",
+                                          "size")}
     assert expected <= seen
 
 

@@ -32,6 +32,7 @@ SUBCOMMANDS = [
     "_toolkit",
     "_scan",
     "_init",
+    "_size",
 ]
 
 

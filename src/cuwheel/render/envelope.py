@@ -35,6 +35,7 @@ COMMANDS: dict[str, int] = {
     "gpus": 1,
     "scan-summary": 1,
     "toolkit": 1,
+    "size": 1,
 }
 
 
