@@ -33,6 +33,7 @@ SUBCOMMANDS = [
     "_scan",
     "_init",
     "_size",
+    "_variant",
 ]
 
 

@@ -36,6 +36,7 @@ COMMANDS: dict[str, int] = {
     "scan-summary": 1,
     "toolkit": 1,
     "size": 1,
+    "variant": 1,
 }
 
 
