@@ -192,23 +192,19 @@ def estimate(
 
 
 def gpu_changes(before: Inventory, after: Inventory) -> tuple[GpuChange, ...]:
-    """Every catalog GPU whose verdict differs between two builds of the same code.
-
-    The one call into compat's roll-up from this package (so that a new roll-up is wired
-    in here only).  No driver is assumed: driver gates count as met.
-    """
-    from cuwheel.compat import catalog_targets, matrix
+    """Every catalog GPU whose verdict differs between two builds of the same code (through
+    :func:`cuwheel.size.verdicts.judge`, the one call into compat's roll-up).  No driver
+    is assumed: driver gates count as met."""
+    from cuwheel.compat import catalog_targets
+    from cuwheel.size.verdicts import judge
 
     targets = catalog_targets()
-    m0 = matrix(before, targets)
-    m1 = matrix(after, targets)
+    j0 = judge(before, targets)
+    j1 = judge(after, targets)
     out: list[GpuChange] = []
-    for t, r0, r1 in zip(targets, m0.reports, m1.reports, strict=True):
-        v0, v1 = r0.verdict, r1.verdict
+    for i, t in enumerate(targets):
+        v0, v1 = j0.overall[i], j1.overall[i]
         if v0 == v1:
             continue
-        lost = (v0 is None or v0.runs) and not (v1 is None or v1.runs)
-        out.append(
-            GpuChange(t.label, t.arch.cc, v0.value if v0 else None, v1.value if v1 else None, lost)
-        )
+        out.append(GpuChange(t.label, t.arch.cc, v0, v1, j0.runs[i] and not j1.runs[i]))
     return tuple(out)

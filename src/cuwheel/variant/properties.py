@@ -6,11 +6,12 @@ Format: PEP 825 (draft of 17-Feb-2026): ``*.dist-info/variant.json`` holds one v
 ``{label: {namespace: {feature: [values]}}}``, values a set written as a sorted list; the
 label is the file name's last component.  Vocabulary and provider: data/variants.toml.
 
-A value is derived only when every library with device code backs it: ``XY_real`` when
-each of its kernel containers (nvcc's device-link stub and containers of ``a`` / ``f``
-kernels only left out) holds SASS for sm_XY, ``XY_virtual`` the same for PTX
-compute_XY; ``cuda_version_lower_bound`` is the highest CUDA runtime major a library
-links (minor-version compatibility: a driver of that major runs any of its minors).
+A value is derived only when every library with device code backs it, as compat's
+roll-up judges the library (through cuwheel.size.verdicts, the one place): ``XY_real``
+when it has SASS sm_XY and runs on CC X.Y, ``XY_virtual`` when it has PTX compute_XY
+and its PTX alone runs there; ``cuda_version_lower_bound`` is the highest CUDA
+runtime major a library links (minor-version compatibility: a driver of that major runs
+any of its minors).
 """
 
 from __future__ import annotations
@@ -27,9 +28,8 @@ from cuwheel.checks.findings import Finding
 from cuwheel.errors import CatalogError, InputError
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge._load import read_data_file, read_meta
-from cuwheel.model.inventory import Binary, CodeKind, Source, member_of
+from cuwheel.model.inventory import CodeKind, Inventory, Source, member_of
 from cuwheel.read.sources import WheelFile
-from cuwheel.rules.loading import link_stub_index
 from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
@@ -150,32 +150,58 @@ class Derived:
         return tuple(p[len(head) :] for p in self.properties if p.startswith(head))
 
 
-def _library_values(b: Binary, voc: Vocabulary, notes: list[str], name: str) -> set[str] | None:
-    """The sm_arch values every kernel container of ``b`` backs; None: no such container."""
-    stub = link_stub_index(b)
-    sets: list[set[str]] = []
+def _backed(source: Source, voc: Vocabulary, notes: list[str]) -> dict[str, set[str]]:
+    """Per library with device code: the sm_arch values it backs.  ``XY_real``: it has SASS
+    sm_XY (no a / f) and compat's roll-up says it runs on CC X.Y (a kernel left to PTX
+    there does not stop it; a missing one does); ``XY_virtual``: it has PTX compute_XY and,
+    with every SASS entry left out, it still runs there.
+    Libraries of a / f kernels only (no plain entry at all) back nothing and are noted."""
+    from cuwheel.compat import Verdict, target_for_cc
+    from cuwheel.size.verdicts import judge
+    from cuwheel.size.whatif import Scenario, apply
+
+    libs = [b for b in source.binaries if b.has_device_code]
+    have: dict[str, dict[CodeKind, set[int]]] = {}
     skipped: set[str] = set()
-    for i, c in enumerate(b.containers):
-        if i == stub or not c.entries:
-            continue
-        plain = [e for e in c.entries if not e.arch.variant and e.kind is not CodeKind.LTOIR]
-        if not plain:  # a / f kernels only: loaded on their own GPUs; no plugin value
-            continue
-        vals: set[str] = set()
-        for e in plain:
-            v = voc.sm_value(e.arch.number, e.kind)
-            if v is None:
+    for b in libs:
+        kinds: dict[CodeKind, set[int]] = {CodeKind.SASS: set(), CodeKind.PTX: set()}
+        for e in b.entries():
+            if e.arch.variant or e.kind is CodeKind.LTOIR:
+                continue
+            if voc.sm_value(e.arch.number, e.kind) is None:
                 skipped.add(e.name)
-            else:
-                vals.add(v)
-        sets.append(vals)
+                continue
+            kinds[e.kind].add(e.arch.number)
+        have[b.path] = kinds
     if skipped:
-        notes.append(f"{name}: {', '.join(sorted(skipped))} outside the plugin's vocabulary")
-    if not sets:
-        return None
-    out = set(sets[0])
-    for s in sets[1:]:
-        out &= s
+        notes.append(f"{', '.join(sorted(skipped))}: outside the plugin's vocabulary")
+    out: dict[str, set[str]] = {}
+    name = {b.path: member_of(source.path, b.path) or b.path for b in libs}
+    for b in libs:
+        if not any(have[b.path].values()):
+            notes.append(f"{name[b.path]}: arch-specific (a / f) kernels only, no plugin value")
+        else:
+            out[name[b.path]] = set()
+    inv = Inventory((source,))
+    runs = {v.value for v in Verdict if v.runs}
+    for kind in (CodeKind.SASS, CodeKind.PTX):
+        numbers = sorted({n for k in have.values() for n in k[kind]})
+        if not numbers:
+            continue
+        targets = [target_for_cc(f"{n // 10}.{n % 10}") for n in numbers]
+        if kind is CodeKind.PTX:  # the PTX alone: every SASS entry left out
+            every = frozenset(e.arch for b in libs for e in b.entries() if e.kind is CodeKind.SASS)
+            inv = apply(Inventory((source,)), Scenario(drop_sass=every))
+        judged = judge(inv, targets)
+        for b in libs:
+            row = judged.libraries.get(b.path)
+            if row is None or name[b.path] not in out:
+                continue
+            for i, n in enumerate(numbers):
+                if n in have[b.path][kind] and row[i] in runs:
+                    value = voc.sm_value(n, kind)
+                    assert value is not None
+                    out[name[b.path]].add(value)
     return out
 
 
@@ -184,16 +210,7 @@ def derive(source: Source) -> Derived:
     voc = vocabulary()
     ns = voc.namespace
     notes: list[str] = []
-    per_lib: dict[str, set[str]] = {}
-    for b in source.binaries:
-        if not b.has_device_code:
-            continue
-        name = member_of(source.path, b.path) or b.path
-        vals = _library_values(b, voc, notes, name)
-        if vals is None:
-            notes.append(f"{name}: arch-specific (a / f) kernels only, no plugin value")
-            continue
-        per_lib[name] = vals
+    per_lib = _backed(source, voc, notes)
     props: list[str] = []
     partial: list[Partial] = []
     if per_lib:

@@ -1,0 +1,38 @@
+"""The one place this package (and cuwheel.variant) asks compat's roll-up: the verdict of
+every source and library on a list of GPUs (docs/compat.md).  A new roll-up is wired in
+here only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cuwheel.compat import Target, matrix
+from cuwheel.model.inventory import Inventory
+
+__all__ = ["Judged", "judge"]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Verdicts (compat's words, None: nothing CUDA) per target, in ``targets`` order."""
+
+    targets: tuple[Target, ...]
+    overall: tuple[str | None, ...]
+    runs: tuple[bool, ...]
+    # library display path -> per target verdict
+    libraries: dict[str, tuple[str | None, ...]]
+
+
+def judge(inventory: Inventory, targets: Sequence[Target]) -> Judged:
+    """Every source and library of ``inventory`` on each target; no driver assumed."""
+    m = matrix(inventory, targets)
+    overall = tuple(r.verdict.value if r.verdict else None for r in m.reports)
+    runs = tuple(r.runs for r in m.reports)
+    libs: dict[str, list[str | None]] = {}
+    for i, r in enumerate(m.reports):
+        for s in r.sources:
+            for lv in s.libraries:
+                row = libs.setdefault(lv.path, [None] * len(m.reports))
+                row[i] = lv.verdict.value
+    return Judged(tuple(targets), overall, runs, {k: tuple(v) for k, v in libs.items()})
