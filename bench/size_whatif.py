@@ -39,8 +39,7 @@ def main(base: str, pairs: list[str]) -> int:
     cases = [(scenario(p.split("=", 1)[0]), p.split("=", 1)[1]) for p in pairs]
     t = time.process_time()
     inv = inspect([base])
-    modes = sorted({s.compression for s, _ in cases if s.compression})
-    measured = measure(inv, modes=modes)
+    measured = measure(inv, scenarios=[s for s, _ in cases])
     worst = 0.0
     print(f"base {os.path.basename(base)}: {os.path.getsize(base)} bytes")
     print(f"{'what-if':<44} {'predicted':>11} {'real':>11} {'error':>8}")
@@ -49,7 +48,8 @@ def main(base: str, pairs: list[str]) -> int:
         real = os.path.getsize(real_path)
         err = 100.0 * (e.estimate - real) / real
         worst = max(worst, abs(err))
-        print(f"{sc.label:<44} {e.estimate:>11} {real:>11} {err:>+7.2f}%")
+        how = "+".join(sorted({x.method for x in e.sources}))
+        print(f"{sc.label:<44} {e.estimate:>11} {real:>11} {err:>+7.2f}%  {how}")
     print(f"worst |error| {worst:.2f}%; CPU {time.process_time() - t:.1f} s")
     return 0 if worst <= 2.0 else 1
 

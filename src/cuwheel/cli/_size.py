@@ -76,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
         error(str(problem))
     if inv.problems:
         return 2
-    modes = {s.compression for s in scenarios if s.compression}
-    measured = measure(inv, modes=sorted(modes), budget=args.budget << 20)
+    measured = measure(inv, scenarios=scenarios, budget=args.budget << 20)
     ledgers = ledger(inv, measured)
     estimates = [  # one source at a time: the GPUs each choice gives up are per wheel
         estimate(Inventory((src,)), [m], s)

@@ -129,7 +129,7 @@ def _estimate(e: Estimate) -> dict[str, Any]:
         "sources": [
             {"path": x.path, "size": x.size, "estimate": x.estimate,
              "dropped_stored": x.dropped_stored, "dropped_zipped": x.dropped_zipped,
-             "recompressed_delta": x.recompressed_delta}
+             "recompressed_delta": x.recompressed_delta, "method": x.method}
             for x in e.sources
         ],
         "gpus": [

@@ -4,8 +4,10 @@ and wheel-variant properties derived from the code (docs/variants.md)."""
 from __future__ import annotations
 
 from cuwheel.size.ledger import ArchBytes, LibraryLedger, SourceLedger, container_mode, ledger
-from cuwheel.size.measure import MODES, BinaryBytes, SourceBytes, measure
-from cuwheel.size.whatif import Estimate, GpuChange, Scenario, estimate, gpu_changes, parse_drop
+from cuwheel.size.measure import BinaryBytes, SourceBytes, measure
+from cuwheel.size.modes import MODES
+from cuwheel.size.scenario import Scenario, parse_drop
+from cuwheel.size.whatif import Estimate, GpuChange, estimate, gpu_changes
 
 __all__ = [
     "MODES",

@@ -23,6 +23,8 @@ from cuwheel.errors import CuwheelError, FatbinError, InputError
 from cuwheel.model.inventory import Binary, CodeKind, Compression, FatbinEntry, Inventory, Source
 from cuwheel.read.fatbin import decompress_prefix
 from cuwheel.read.sources import Member, WheelFile
+from cuwheel.size.modes import MODES
+from cuwheel.size.scenario import Scenario
 
 __all__ = [
     "MODES",
@@ -43,20 +45,6 @@ RECOMPRESS_BUDGET = 96 << 20
 MAX_PAYLOAD = 256 << 20
 ZIP_LEVEL = 6
 
-# nvcc 13.0 --compress-mode: the codec of SASS and of PTX/LTO-IR entries and its level.
-# Measured on the fixtures cm_*.so and bench/size_rebuild.sh's builds (docs/size.md):
-# "default" stores cubins and writes PTX as zstd level 5; "size" is zstd level 19 for
-# everything; "speed" is LZ4 (fast) for PTX, and for cubins too with -compress-all;
-# "none" stores everything.
-MODES: dict[str, dict[CodeKind, tuple[Compression, int]]] = {
-    "none": {CodeKind.SASS: (Compression.NONE, 0), CodeKind.PTX: (Compression.NONE, 0)},
-    "default": {CodeKind.SASS: (Compression.NONE, 0), CodeKind.PTX: (Compression.ZSTD, 5)},
-    "size": {CodeKind.SASS: (Compression.ZSTD, 19), CodeKind.PTX: (Compression.ZSTD, 19)},
-    "speed": {CodeKind.SASS: (Compression.NONE, 0), CodeKind.PTX: (Compression.LZ4, 0)},
-    "speed-all": {CodeKind.SASS: (Compression.LZ4, 0), CodeKind.PTX: (Compression.LZ4, 0)},
-}
-
-
 @dataclass(frozen=True)
 class BinaryBytes:
     """Measured costs of one binary; entries in ``Binary.entries()`` order."""
@@ -70,6 +58,10 @@ class BinaryBytes:
     sampled: bool  # some blocks were estimated from a sample
     # mode -> per entry (stored bytes, estimated deflate size) after recompression
     recompressed: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    # Small enough to simulate: the raw-deflate size of the whole binary as it is, and
+    # of the bytes each scenario leaves (dropped entries cut out, payloads recompressed).
+    whole: int | None = None
+    simulated: dict[Scenario, int] = field(default_factory=dict)
 
     @property
     def scale(self) -> float:
@@ -101,18 +93,28 @@ def measure(
     inventory: Inventory,
     *,
     modes: Iterable[str] = (),
+    scenarios: Iterable[Scenario] = (),
     budget: int = DEFLATE_BUDGET,
     recompress_budget: int = RECOMPRESS_BUDGET,
 ) -> tuple[SourceBytes, ...]:
     """Read every binary with device code again and measure it.  Raises InputError."""
-    wanted = tuple(modes)
+    plans = tuple(dict.fromkeys(scenarios))
+    wanted = tuple(dict.fromkeys((*modes, *(s.compression for s in plans if s.compression))))
     for m in wanted:
         if m not in MODES:
             raise CuwheelError(f"unknown compression mode {m!r} (one of {', '.join(MODES)})")
-    return tuple(_source(s, wanted, budget, recompress_budget) for s in inventory.sources)
+    return tuple(
+        _source(s, wanted, plans, budget, recompress_budget) for s in inventory.sources
+    )
 
 
-def _source(source: Source, modes: tuple[str, ...], budget: int, rbudget: int) -> SourceBytes:
+def _source(
+    source: Source,
+    modes: tuple[str, ...],
+    plans: tuple[Scenario, ...],
+    budget: int,
+    rbudget: int,
+) -> SourceBytes:
     out: dict[str, BinaryBytes] = {}
     if source.kind == "wheel":
         with WheelFile(source.path) as wf:
@@ -125,12 +127,14 @@ def _source(source: Source, modes: tuple[str, ...], budget: int, rbudget: int) -
                 chunks = _member_chunks(wf, m)
                 zipped = None if b.archive else m.compress_size
                 method = _METHODS.get(m.method, str(m.method))
-                out[b.path] = _binary(b, chunks, zipped, method, modes, budget, rbudget)
+                out[b.path] = _binary(b, chunks, zipped, method, modes, plans, budget, rbudget)
         size = os.stat(source.path).st_size
         return SourceBytes(source.path, source.kind, size, out, zipped_all)
     for b in source.binaries:
         path = b.archive or b.path
-        out[b.path] = _binary(b, _path_chunks(path), None, None, modes, budget, rbudget)
+        out[b.path] = _binary(
+            b, _path_chunks(path), None, None, modes, plans, budget, rbudget
+        )
     size = (
         os.stat(source.path).st_size
         if source.kind == "file"
@@ -162,6 +166,7 @@ def _binary(
     zipped: int | None,
     method: str | None,
     modes: tuple[str, ...],
+    plans: tuple[Scenario, ...],
     budget: int,
     rbudget: int,
 ) -> BinaryBytes:
@@ -174,9 +179,73 @@ def _binary(
     recompressed: dict[str, tuple[tuple[int, int], ...]] = {}
     if modes and entries:
         recompressed = _recompress_all(chunks(), entries, modes, rbudget)
+    whole: int | None = None
+    simulated: dict[Scenario, int] = {}
+    if plans and entries and b.size <= budget:
+        whole = _simulate(chunks(), entries, Scenario())
+        simulated = {p: _simulate(chunks(), entries, p) for p in plans}
     return BinaryBytes(
-        b.path, b.size, zipped, method, tuple(deflated), rest, stride > 1, recompressed
-    )
+        b.path, b.size, zipped, method, tuple(deflated), rest, stride > 1, recompressed,
+        whole, simulated,
+    )  # fmt: skip
+
+
+def _simulate(chunks: Iterator[bytes], entries: list[FatbinEntry], plan: Scenario) -> int:
+    """Raw-deflate size (one stream, level 6, as the zip member is written) of the binary
+    as ``plan`` would leave it: dropped entries cut out, kept payloads recompressed in its
+    mode (headers kept as they are: their size does not change)."""
+    spans = sorted(
+        (e.offset, e.offset + e.header_size, e.offset + e.header_size + e.stored_size, i)
+        for i, e in enumerate(entries)
+    )  # fmt: skip
+    z = zlib.compressobj(ZIP_LEVEL, zlib.DEFLATED, -15)
+    total = 0
+    pos = 0
+    k = 0
+    payload = bytearray()
+    for chunk in chunks:
+        view = memoryview(chunk)
+        while len(view):
+            while k < len(spans) and spans[k][2] <= pos:
+                k += 1
+            if k < len(spans) and spans[k][0] <= pos:  # inside entry k
+                _, start, end, i = spans[k]
+                e = entries[i]
+                n = min(len(view), end - pos)
+                if not plan.keeps(e):
+                    pass  # cut out: header and payload
+                elif pos < start:  # its header
+                    n = min(n, start - pos)
+                    total += len(z.compress(view[:n]))
+                elif plan.compression is None:
+                    total += len(z.compress(view[:n]))
+                else:
+                    payload += view[:n]
+                    if pos + n == end:
+                        total += len(z.compress(_redo(e, bytes(payload), plan.compression)))
+                        payload.clear()
+            else:
+                nxt = spans[k][0] if k < len(spans) else pos + len(view)
+                n = min(len(view), nxt - pos)
+                total += len(z.compress(view[:n]))
+            view = view[n:]
+            pos += n
+    return total + len(z.flush())
+
+
+def _redo(e: FatbinEntry, payload: bytes, mode: str) -> bytes:
+    """The payload recompressed in ``mode``; as it is when it cannot be decoded."""
+    if e.flags & 0x10000 or e.uncompressed_size > MAX_PAYLOAD:
+        return payload
+    try:
+        raw = decompress_prefix(
+            e.compression, payload, e.compressed_size, e.uncompressed_size, MAX_PAYLOAD
+        )
+    except FatbinError:
+        return payload
+    if len(raw) != e.uncompressed_size:
+        return payload
+    return recompress(e, raw, mode)
 
 
 class _Span:
@@ -218,6 +287,8 @@ class _Span:
 def _deflate_spans(
     chunks: Iterator[bytes], spans: list[tuple[int, int]], size: int, stride: int
 ) -> tuple[list[int], int]:
+    if stride == 1:
+        return _stream_spans(chunks, spans)
     order = sorted(range(len(spans)), key=lambda i: spans[i][0])
     sizes = [0] * len(spans)
     rest = _Span(stride)
@@ -252,6 +323,56 @@ def _deflate_spans(
     return sizes, rest.size()
 
 
+def _stream_spans(
+    chunks: Iterator[bytes], spans: list[tuple[int, int]]
+) -> tuple[list[int], int]:
+    """One deflate stream over the whole binary, as the zip member is written, flushed
+    (Z_SYNC_FLUSH: the history stays) at every span boundary: each span gets the bytes its
+    input produced after everything before it, so repeated code (the same kernels' PTX for
+    several architectures) costs what it costs in the member."""
+    order = sorted(range(len(spans)), key=lambda i: spans[i][0])
+    sizes = [0] * len(spans)
+    rest = 0
+    z = zlib.compressobj(ZIP_LEVEL, zlib.DEFLATED, -15)
+    pos = 0
+    k = 0
+    current = -1  # span index being fed, -1: bytes outside every span
+    got = 0  # output of the current segment so far
+
+    def switch(to: int) -> None:
+        nonlocal current, got, rest
+        if to == current:
+            return
+        got += len(z.flush(zlib.Z_SYNC_FLUSH))
+        if current < 0:
+            rest += got
+        else:
+            sizes[current] += got
+        current, got = to, 0
+
+    for chunk in chunks:
+        view = memoryview(chunk)
+        while len(view):
+            while k < len(order) and spans[order[k]][1] <= pos:
+                k += 1
+            if k < len(order) and spans[order[k]][0] <= pos:
+                switch(order[k])
+                n = min(len(view), spans[order[k]][1] - pos)
+            else:
+                switch(-1)
+                nxt = spans[order[k]][0] if k < len(order) else pos + len(view)
+                n = min(len(view), nxt - pos)
+            got += len(z.compress(view[:n]))
+            view = view[n:]
+            pos += n
+    got += len(z.flush())
+    if current < 0:
+        rest += got
+    else:
+        sizes[current] += got
+    return sizes, rest
+
+
 def recompress(entry: FatbinEntry, raw: bytes, mode: str) -> bytes:
     """The payload nvcc would store for ``raw`` (the entry's uncompressed code) in ``mode``,
     padded to 8 as fatbinary pads; LTO-IR follows PTX."""
@@ -270,11 +391,6 @@ def recompress(entry: FatbinEntry, raw: bytes, mode: str) -> bytes:
     return out + b"\0" * (-len(out) % 8)
 
 
-def _deflated(data: bytes) -> int:
-    c = zlib.compressobj(ZIP_LEVEL, zlib.DEFLATED, -15)
-    return len(c.compress(data)) + len(c.flush())
-
-
 def _recompress_all(
     chunks: Iterator[bytes],
     entries: list[FatbinEntry],
@@ -291,7 +407,10 @@ def _recompress_all(
     }  # fmt: skip
     payloads = _payloads(chunks, entries, want)
     found: dict[str, dict[int, tuple[int, int]]] = {m: {} for m in modes}
-    for i, payload in payloads.items():
+    # one deflate stream per mode over the new payloads in file order (flushed per entry,
+    # history kept), as the member would hold them next to each other
+    streams = {m: zlib.compressobj(ZIP_LEVEL, zlib.DEFLATED, -15) for m in modes}
+    for i, payload in sorted(payloads.items(), key=lambda kv: entries[kv[0]].offset):
         e = entries[i]
         try:
             raw = decompress_prefix(
@@ -303,7 +422,8 @@ def _recompress_all(
             continue
         for m in modes:
             new = recompress(e, raw, m)
-            found[m][i] = (len(new), _deflated(new))
+            z = streams[m]
+            found[m][i] = (len(new), len(z.compress(new)) + len(z.flush(zlib.Z_SYNC_FLUSH)))
     out: dict[str, tuple[tuple[int, int], ...]] = {}
     for m in modes:
         ratios: dict[CodeKind, list[float]] = {}

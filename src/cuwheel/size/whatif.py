@@ -10,13 +10,13 @@ difference of every recompressed entry; the GPUs come from the compat roll-up th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cuwheel.errors import CuwheelError
-from cuwheel.model.arch import Arch, ArchSpellingError
-from cuwheel.model.inventory import CodeKind, FatbinEntry, Inventory
-from cuwheel.size.measure import MODES, SourceBytes
+from cuwheel.model.inventory import Inventory
+from cuwheel.size.measure import SourceBytes
+from cuwheel.size.scenario import Scenario, parse_drop
 
 __all__ = [
     "Estimate",
@@ -26,66 +26,6 @@ __all__ = [
     "gpu_changes",
     "parse_drop",
 ]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """Entries to drop (by kind and architecture), PTX kept only from ``ptx_from`` up,
-    and the fatbin compression mode to switch to (None: as built)."""
-
-    drop_sass: frozenset[Arch] = frozenset()
-    drop_ptx: frozenset[Arch] = frozenset()
-    ptx_from: Arch | None = None
-    compression: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.compression is not None and self.compression not in MODES:
-            raise CuwheelError(
-                f"unknown compression mode {self.compression!r} (one of {', '.join(MODES)})"
-            )
-
-    @property
-    def label(self) -> str:
-        parts = [a.sass for a in sorted(self.drop_sass)]
-        parts += [a.ptx for a in sorted(self.drop_ptx)]
-        out = []
-        if parts:
-            out.append("drop " + ",".join(parts))
-        if self.ptx_from is not None:
-            out.append(f"PTX only from {self.ptx_from.ptx}")
-        if self.compression is not None:
-            out.append(f"--compress-mode={self.compression}")
-        return "; ".join(out) or "as built"
-
-    def keeps(self, e: FatbinEntry) -> bool:
-        if e.kind is CodeKind.SASS:
-            return e.arch not in self.drop_sass
-        if e.arch in self.drop_ptx:
-            return False
-        return self.ptx_from is None or e.arch.number >= self.ptx_from.number
-
-
-def parse_drop(items: Iterable[str]) -> tuple[frozenset[Arch], frozenset[Arch]]:
-    """``sm_75`` drops SASS, ``compute_75`` PTX and LTO-IR, ``75`` / ``7.5`` both."""
-    sass: set[Arch] = set()
-    ptx: set[Arch] = set()
-    for raw in items:
-        for text in raw.split(","):
-            t = text.strip().lower()
-            if not t:
-                continue
-            try:
-                arch = Arch.parse(t)
-            except ArchSpellingError as exc:
-                raise CuwheelError(f"--drop {text!r}: {exc}") from None
-            if t.startswith("sm_"):
-                sass.add(arch)
-            elif t.startswith(("compute_", "lto_")):
-                ptx.add(arch)
-            else:
-                sass.add(arch)
-                ptx.add(arch)
-    return frozenset(sass), frozenset(ptx)
 
 
 @dataclass(frozen=True)
@@ -107,6 +47,9 @@ class SourceEstimate:
     dropped_stored: int
     dropped_zipped: int
     recompressed_delta: int  # change of the zip (or file) bytes by recompression
+    # "simulated": members deflated again as the scenario leaves them; "apportioned":
+    # dropped entries' apportioned bytes taken off (big binaries); or both
+    method: str = "apportioned"
 
 
 @dataclass(frozen=True)
@@ -147,11 +90,19 @@ def _source_estimate(src: SourceBytes, inventory: Inventory, scenario: Scenario)
     dropped_stored = 0
     dropped_zipped = 0.0
     delta = 0.0
+    exact_delta = 0.0
+    methods: set[str] = set()
     for path, m in src.binaries.items():
         b = binaries.get(path)
         if b is None:
             continue
         rows = m.recompressed.get(scenario.compression) if scenario.compression else None
+        sim = m.simulated.get(scenario)
+        exact = sim is not None and m.whole and m.zipped is not None
+        methods.add("simulated" if exact else "apportioned")
+        if exact:  # the member deflated again as the scenario leaves it
+            assert sim is not None and m.whole and m.zipped is not None
+            exact_delta += m.zipped * sim / m.whole - m.zipped
         for i, e in enumerate(b.entries()):
             old = e.header_size + e.stored_size
             oldz = m.entry_zipped(i) if m.deflated else 0.0
@@ -159,16 +110,30 @@ def _source_estimate(src: SourceBytes, inventory: Inventory, scenario: Scenario)
                 dropped_stored += old
                 dropped_zipped += oldz if m.zipped is not None else old
                 continue
-            if rows is not None and rows[i][1] >= 0:
+            if not exact and rows is not None and rows[i][1] >= 0:
                 new_stored, new_deflated = rows[i]
                 if m.zipped is not None:
                     delta += new_deflated * m.scale - oldz
                 else:
                     delta += new_stored - e.stored_size
-    est = round(src.size - dropped_zipped + delta)
+    if "simulated" in methods:  # the apportioned parts of simulated members do not count
+        dropped_zipped, delta = _apportioned_only(src, inventory, scenario)
+    est = round(src.size - dropped_zipped + delta + exact_delta)
+    method = "+".join(sorted(methods)) or "apportioned"
     return SourceEstimate(
-        src.path, src.size, est, dropped_stored, round(dropped_zipped), round(delta)
+        src.path, src.size, est, dropped_stored, round(dropped_zipped), round(delta), method
     )
+
+
+def _apportioned_only(
+    src: SourceBytes, inventory: Inventory, scenario: Scenario
+) -> tuple[float, float]:
+    """Dropped and recompressed zip bytes of the members that were not simulated."""
+    rest = replace(
+        src, binaries={p: m for p, m in src.binaries.items() if scenario not in m.simulated}
+    )
+    e = _source_estimate(rest, inventory, scenario)
+    return float(e.dropped_zipped), float(e.recompressed_delta)
 
 
 def estimate(
@@ -180,7 +145,7 @@ def estimate(
 ) -> Estimate:
     """The scenario's estimated sizes and, with ``gpus``, the GPUs whose verdict changes."""
     if scenario.compression and any(
-        scenario.compression not in m.recompressed
+        scenario.compression not in m.recompressed and scenario not in m.simulated
         for s in measured
         for m in s.binaries.values()
         if m.deflated
