@@ -187,15 +187,16 @@ def size_svg(ledgers: Sequence[SourceLedger], title: str = "cuwheel size") -> st
     names = sorted({(a.arch.number, a.arch.variant) for _, _, archs, _ in rows for a in archs})
     color = {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
     char_w, row_h, pad, bar_w = 7.2, 24, 10, 640
-    label_w = int(max([12] + [len(r[0]) for r in rows]) * char_w) + 2 * pad
+    label_w = int(max([12] + [len(r[0]) for r in rows]) * (char_w + 0.6)) + 2 * pad
     biggest = max([r[1] for r in rows] + [1])
     width = label_w + bar_w + 120
     top = 40
-    legend_items: list[tuple[str, str]] = []
-    for n in names:
-        base = color[n]
-        legend_items.append((f"sm_{n[0]}{n[1]}", base))
-        legend_items.append((f"compute_{n[0]}{n[1]}", _tint(base, _LIGHT[CodeKind.PTX])))
+    present = sorted({(a.arch.number, a.arch.variant, a.kind.value): a for _, _, archs, _ in rows
+                      for a in archs}.items())  # fmt: skip
+    legend_items = [
+        (a.name, _tint(color[(a.arch.number, a.arch.variant)], _LIGHT[a.kind]))
+        for _, a in present
+    ]
     legend_items.append(("other (host code, zip)", "#d9d9d9"))
     per_line = max(1, (width - 2 * pad) // 150)
     legend_rows = -(-len(legend_items) // per_line)

@@ -228,7 +228,7 @@ def derive(source: Source) -> Derived:
             majors.add(major)
             name = member_of(source.path, b.path) or b.path
             if best is None or major > best[0]:
-                best = (major, f"{name} links {lib} (CUDA {major})")
+                best = (major, f"{name}: {lib}, CUDA {major}")
     if len(majors) > 1:  # one library per CUDA major, picked at run time (bitsandbytes)
         notes.append(
             f"libraries link CUDA runtimes {', '.join(map(str, sorted(majors)))}: alternatives "
