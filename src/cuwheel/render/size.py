@@ -191,7 +191,8 @@ def size_svg(ledgers: Sequence[SourceLedger], title: str = "cuwheel size") -> st
     biggest = max([r[1] for r in rows] + [1])
     width = label_w + bar_w + 120
     top = 40
-    present = sorted({(a.arch.number, a.arch.variant, a.kind.value): a for _, _, archs, _ in rows
+    rank = {CodeKind.SASS: 0, CodeKind.PTX: 1, CodeKind.LTOIR: 2}
+    present = sorted({(a.arch.number, a.arch.variant, rank[a.kind]): a for _, _, archs, _ in rows
                       for a in archs}.items())  # fmt: skip
     legend_items = [
         (a.name, _tint(color[(a.arch.number, a.arch.variant)], _LIGHT[a.kind]))

@@ -326,6 +326,8 @@ def read_declared(wheel: str) -> Declared | None:
                                     f"*.dist-info/{voc.dist_info_file}",))  # fmt: skip
     problems: list[str] = []
     props: list[str] = []
+    if label is not None and not voc.label.fullmatch(label):
+        problems.append(f"file-name label {label!r} does not match {voc.label.pattern}")
     try:
         doc = json.loads(raw.decode("utf-8")) if raw is not None else None
     except (UnicodeDecodeError, ValueError) as exc:
