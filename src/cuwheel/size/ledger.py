@@ -89,7 +89,8 @@ def library_ledger(b: Binary, m: BinaryBytes) -> LibraryLedger:
     entries = list(b.entries())
     rows: list[ArchBytes] = []
     for i, e in enumerate(entries):
-        z = round(m.entry_zipped(i)) if m.deflated else 0
+        # ar members are not deflated apart: their entries count at their stored size
+        z = round(m.entry_zipped(i)) if m.deflated else e.header_size + e.stored_size
         isa = (f"{e.code_version[0]}.{e.code_version[1]}",) if e.kind is not CodeKind.SASS else ()
         rows.append(
             ArchBytes(e.kind, e.arch, 1, e.header_size + e.stored_size, e.uncompressed_size, z, isa)

@@ -171,8 +171,8 @@ def _binary(
     rbudget: int,
 ) -> BinaryBytes:
     entries = list(b.entries())
-    if b.archive:  # offsets are inside the archive member: no per-entry split
-        return BinaryBytes(b.path, b.size, None, method, tuple(0 for _ in entries), 0, False)
+    if b.archive:  # an ar member: entries counted at their stored size, nothing deflated
+        return BinaryBytes(b.path, b.size, None, method, (), 0, False)
     spans = [(e.offset, e.offset + e.header_size + e.stored_size) for e in entries]
     stride = max(1, -(-b.size // budget))
     deflated, rest = _deflate_spans(chunks(), spans, b.size, stride)
