@@ -1,7 +1,10 @@
 """The size ledger's what-if against real rebuilds: predict each rebuilt wheel's size from
 the base wheel alone, and print prediction, real size and error (docs/size.md).
 
-    PYTHONPATH=src python bench/size_whatif.py BASE.whl 'SCENARIO=REAL.whl' ...
+    PYTHONPATH=src python bench/size_whatif.py [--apportioned] BASE.whl 'SCENARIO=REAL.whl' ...
+
+--apportioned: without simulation (the shares of the ledger taken off, payloads
+recompressed one by one), as the library API estimates when measure() gets no scenario.
 
 SCENARIO is ``drop:75,86``, ``ptx-from:90``, ``compress:size`` (joined with ``+``).
 """
@@ -35,11 +38,14 @@ def scenario(spec: str) -> Scenario:
     return Scenario(drop_s, drop_p, ptx_from, mode)
 
 
-def main(base: str, pairs: list[str]) -> int:
+def main(base: str, pairs: list[str], apportioned: bool = False) -> int:
     cases = [(scenario(p.split("=", 1)[0]), p.split("=", 1)[1]) for p in pairs]
     t = time.process_time()
     inv = inspect([base])
-    measured = measure(inv, scenarios=[s for s, _ in cases])
+    if apportioned:
+        measured = measure(inv, modes=sorted({s.compression for s, _ in cases if s.compression}))
+    else:
+        measured = measure(inv, scenarios=[s for s, _ in cases])
     worst = 0.0
     print(f"base {os.path.basename(base)}: {os.path.getsize(base)} bytes")
     print(f"{'what-if':<44} {'predicted':>11} {'real':>11} {'error':>8}")
@@ -55,4 +61,6 @@ def main(base: str, pairs: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2:]))
+    flag = "--apportioned" in sys.argv[1:2]
+    args = sys.argv[2:] if flag else sys.argv[1:]
+    sys.exit(main(args[0], args[1:], flag))
