@@ -1,15 +1,17 @@
 """What each byte of device code costs in the file and in the wheel's zip (docs/size.md).
 
-A zip member is deflated as one stream, so its compressed size cannot be split exactly
-among the fatbin entries inside it.  It is apportioned: every entry (header + payload),
-and the rest of the binary as one piece, is deflated on its own (raw deflate, level 6, as
-``wheel`` and ``zipfile`` write members), and the member's real compressed size is shared
-in proportion to those sizes.  Big binaries are sampled: one 64 KiB block in ``stride``,
-each block deflated alone, its size scaled by the bytes it stands for.
+A zip member is one deflate stream, so its compressed size has no exact split among the
+fatbin entries inside it.  It is apportioned: the binary is deflated again as one stream
+(raw deflate, level 6, as ``wheel`` and ``zipfile`` write members), flushed at every entry
+boundary, each entry getting the bytes its input produced, and the member's real
+compressed size is shared in proportion.  Binaries over the budget are sampled: one
+64 KiB block in ``stride``, each deflated alone and scaled by the bytes it stands for.
 
-For the compression what-if the payloads are decompressed and compressed again the way
-nvcc's fatbinary does for each ``--compress-mode`` (docs/size.md#compression-modes),
-sampled by entry on big binaries.  Nothing here judges: the ledger and the what-if do.
+For a what-if scenario the binary is streamed as the rebuild would leave it (dropped
+entries cut out, payloads compressed again the way nvcc's fatbinary does for each
+``--compress-mode``) and deflated as one stream; the ratio to the deflate of the binary
+as it is calibrates it against the member's real size.  Nothing here judges: the ledger
+and the what-if do.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 architecture up, or fatbin compression is switched, and which GPUs each choice gives up
 (docs/size.md#what-if).
 
-A scenario is policy: which entries stay and how they are compressed.  The estimate
-takes every dropped entry's apportioned zip bytes off the real wheel size and adds the
-difference of every recompressed entry; the GPUs come from the compat roll-up through
-:func:`gpu_changes`, the one place this package asks it.
+A scenario (:mod:`.scenario`) is policy: which entries stay and how they are compressed.
+The estimate replaces each member's real compressed size by its simulated one (measure);
+without a simulation it takes every dropped entry's apportioned zip bytes off and adds
+the difference of every recompressed entry.  The GPUs come from the compat roll-up
+through :func:`cuwheel.size.verdicts.judge`, the one place this package asks it.
 """
 
 from __future__ import annotations
