@@ -97,3 +97,14 @@ def test_unreadable_variant_metadata(tmp_path: Path) -> None:
     declared = read_declared(str(renamed))
     assert declared is not None and [f.code for f in verify(d, declared)] == ["VAR004"]
     assert read_declared(w) is None  # not a variant wheel
+
+
+def test_a_build_tag_is_not_a_label(tmp_path: Path) -> None:
+    w = Path(_wheel(tmp_path, {"a.so": "size_base.so"}))
+    built = tmp_path / "pkg-1.0-1-cp312-cp312-manylinux_2_28_x86_64.whl"  # build tag "1"
+    built.write_bytes(w.read_bytes())
+    assert read_declared(str(built)) is None
+    long = tmp_path / "pkg-1.0-cp312-cp312-manylinux_2_28_x86_64-abcdefghijklmnopq.whl"
+    long.write_bytes(w.read_bytes())  # 17 characters: PEP 825 (02bcf971) allows 16
+    declared = read_declared(str(long))
+    assert declared is not None and any("does not match" in p for p in declared.problems)
