@@ -319,15 +319,16 @@ def read_declared(wheel: str) -> Declared | None:
             and n.endswith("/" + voc.dist_info_file)
         ]  # fmt: skip
         raw = wf.read_small(names[0], MAX_VARIANT_JSON) if names else None
-    if not names:
-        if label is None:
-            return None
-        return Declared(label, (), (f"the file name has label {label!r} but no "
-                                    f"*.dist-info/{voc.dist_info_file}",))  # fmt: skip
+    if label is None and not names:
+        return None
     problems: list[str] = []
     props: list[str] = []
     if label is not None and not voc.label.fullmatch(label):
         problems.append(f"file-name label {label!r} does not match {voc.label.pattern}")
+    if not names:
+        problems.append(f"the file name has label {label!r} but no *.dist-info/"
+                        f"{voc.dist_info_file}")  # fmt: skip
+        return Declared(label, (), tuple(problems))
     try:
         doc = json.loads(raw.decode("utf-8")) if raw is not None else None
     except (UnicodeDecodeError, ValueError) as exc:
