@@ -79,3 +79,47 @@ def test_claims_inline(tmp_path: Path) -> None:
     assert "DC001" in {f.code for f in report.findings}
     with pytest.raises(ConfigError, match="no GPU in the catalog matches"):
         audit(tmp_path, spec, gpus="Voodoo 5")
+
+
+def _torch_extension(requires: tuple[str, ...]) -> cw.Spec:
+    """A torch extension: sm80.so (sm_80 SASS + compute_80 PTX) linking torch's
+    libc10_cuda.so, in a CUDA 13 x86_64 wheel."""
+    ext = cw.patch(cw.fixture("sm80.so"), b"libstdc++.so.6", b"libc10_cuda.so")
+    spec = cw.linux_x86_cu13().with_member("pkg/_C.so", ext)
+    return replace(spec, version="1.0", requires=(*spec.requires, *requires))
+
+
+def test_an_extension_claims_what_its_torch_build_supports(tmp_path: Path) -> None:
+    """torch 2.14.1's cu130 build on x86_64 supports CC 7.5 (its TORCH_CUDA_ARCH_LIST starts
+    at 7.5: data/torch_archs.toml, checked on the real wheel); an extension built against
+    it with sm_80 + compute_80 only has no kernel image on a T4.  Implicit: a warning."""
+    report = audit(tmp_path, _torch_extension(("torch==2.14.1+cu130",)))
+    dc = [f for f in report.findings if f.code == "DC001" and f.library == "pkg/_C.so"]
+    assert len(dc) == 1 and dc[0].severity.name == "WARNING", [f.line() for f in dc]
+    assert "7.5" in dc[0].message and "torch 2.14.1+cu130" in dc[0].message
+    # unpinned: the library's own code claims sm_80 and, by its PTX, newer GPUs only
+    (tmp_path / "loose").mkdir()
+    loose = audit(tmp_path / "loose", _torch_extension(("torch>=2.11",)))
+    assert not [f for f in loose.findings if f.code == "DC001" and f.library == "pkg/_C.so"]
+
+
+def test_a_library_built_before_ampere_warns_without_a_row(tmp_path: Path) -> None:
+    """faiss-gpu 1.7.2's shape (tests/data/real, trimmed from the published wheel): its
+    compute_75 PTX is there for newer GPUs, but its CUDA 10.0 cuBLAS containers have no
+    code for them; users report cuBLAS failures on an A100 (faiss#2026)."""
+    real = Path(__file__).parent / "data" / "real"
+    (wheel,) = real.glob("faiss_gpu-1.7.2-*.whl")
+    cfg = parse_config({}, "test")
+    report = check_wheel(str(wheel), cfg.rows, cfg.check, environ={}, audit=True)
+    (dc,) = [f for f in report.findings if f.code == "DC001"]
+    assert dc.severity.name == "WARNING" and "8.0" in dc.message and "10.0" in dc.message
+    # an explicit claim of an A100 makes it an error
+    strict = check_wheel(str(wheel), cfg.rows, cfg.check, environ={}, audit=True,
+                         claim=cw_claim("A100"))
+    assert any(f.code == "DC001" and f.severity.name == "ERROR" for f in strict.findings)
+
+
+def cw_claim(gpus: str):  # type: ignore[no-untyped-def]
+    from cuwheel.checks.claims import claim_from_gpus
+
+    return claim_from_gpus(gpus, None)

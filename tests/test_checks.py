@@ -100,6 +100,17 @@ CASES: dict[str, tuple[cw.Spec, cw.Spec, dict[str, Any], list[dict[str, Any]] | 
               replace(ARM.with_member("pkg/lib/libpkg_cuda.so", cw.fixture("arm64_sm90.so")),
                       requires=()), {},
               [{**ARM_ROW, "sass": ["sm_90", "sm_100"], "profile": "audit"}], {}, {"DC007"}),
+    # audit profile: two_tu.so's TU1 (sm_80 / sm_86) has nothing for the claimed 9.0 while
+    # TU2 (sm_90 ...) does, from a toolkit that knew 9.0: runs only if it dispatches
+    "DC008": (X86, X86.with_member("pkg/_C_two.so", cw.fixture("two_tu.so")), {},
+              [{**X86_ROW, "sass": ["sm_80", "sm_90"], "ptx": "none", "profile": "audit"}], {},
+              {"DC008", "RP001"}),
+    # one library per CUDA version: the 12.8 variant (sm_80 only, no PTX) lacks 9.0, which
+    # CUDA 12.8 builds; the 13.0 variant (all-major) runs there
+    "DC009": (X86, X86.with_member("pkg/lib/libk_cuda128.so", cw.fixture("sm80only.so"))
+              .with_member("pkg/lib/libk_cuda130.so", cw.fixture("allmajor.so")), {},
+              [{**X86_ROW, "sass": ["sm_80", "sm_90"], "ptx": "none", "profile": "audit"}], {},
+              {"DC009", "DC003", "RP001"}),
     "CPU001": (CPU, CPU.with_member("pkg/k.fatbin", cw.fixture("k86.fatbin")), {}, None, {},
                {"CPU001"}),
     "CPU002": (CPU, CPU.with_member("pkg/_C.so", cw.fixture("hostcudart.so")), {}, None, {},
@@ -167,6 +178,26 @@ CASES: dict[str, tuple[cw.Spec, cw.Spec, dict[str, Any], list[dict[str, Any]] | 
     "TAG007": (ORIN, ORIN.with_member("pkg/k89.ptx", cw.fixture("k89.ptx")), {}, None, {},
                {"TAG007", "DC001", "DC005"}),
 }
+
+
+# A torch extension (auto_gptq 0.7.1's NEEDED list, tests/data/build_deps.sh) relinked for
+# CUDA 13: torch>=2.11 admits only releases whose PyPI wheels carry CUDA 13 (torch's own
+# METADATA, packages.toml [[carrier_build]]); torch==2.10.* (CUDA 12) does not carry
+# libcudart.so.13.
+TORCH_EXT = X86.with_member("pkg/_ext.so", cw.fixture("deps_torchext_cu13.so"))
+# (torch loads libcudart.so.13 before any extension: no run path needed, no other requirement)
+# Its c10:: symbols bind it to one torch minor release: the good wheels pin 2.11.*.
+TORCH_211 = replace(TORCH_EXT, requires=("torch==2.11.*",))
+CASES.update({
+    "DEP008": (TORCH_211, replace(TORCH_EXT, requires=("torch==2.10.*",)), {}, None, {},
+               {"DEP008"}),
+    # the same extension requiring only cuda-toolkit: libc10.so & co. load from nowhere, and
+    # its libcudart.so.13 now needs a run path into nvidia/cu13/lib
+    "DEP009": (TORCH_211, TORCH_EXT, {}, None, {}, {"DEP009", "RP001"}),
+    # torch>=2.11 admits 2.11 ... 2.15, all CUDA 13 on linux-x86_64, but five minor releases
+    "DEP010": (TORCH_211, replace(TORCH_EXT, requires=("torch>=2.11",)), {}, None, {},
+               {"DEP010"}),
+})
 
 
 # The platform-tag checks (TAG008-TAG013): the tag_* fixtures (tests/data/build_tags.sh).

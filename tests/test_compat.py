@@ -420,15 +420,18 @@ def test_partial_library_and_strict() -> None:
         container("sm_90", "compute_90", "sm_120"),
     )
     lv = compat.evaluate_binary(b, cc("9.0"))
-    # TU1 is a build for a list of older GPUs that left 9.0 out: its kernels are missing
-    assert lv is not None and lv.verdict is V.PARTIAL and not lv.verdict.runs
+    # TU1 holds code for older GPUs only, in a library that knew 9.0 (TU2 has sm_90): the
+    # bytes cannot tell a library that dispatches by CC from one that calls TU1's kernels
+    # everywhere (on the H200 the second fails: tests/probe), so it depends on dispatch
+    assert lv is not None and lv.verdict is V.DEPENDS and not lv.verdict.runs
+    assert "sm_80, sm_86" in lv.reason and "compute capability" in lv.reason
     strict = compat.evaluate_binary(b, cc("9.0"), strict=True)
     assert strict is not None and strict.verdict is V.NO_CODE
     lv86 = compat.evaluate_binary(b, cc("8.6"))
     # TU2 holds only code for newer GPUs: a specialisation, not missing code for 8.6
-    assert lv86 is not None and lv86.verdict is V.NATIVE and "specialise" in lv86.reason
+    assert lv86 is not None and lv86.verdict is V.NATIVE and "other GPUs" in lv86.reason
     lv12 = compat.evaluate_binary(b, cc("12.0"))
-    assert lv12 is not None and lv12.verdict is V.PARTIAL
+    assert lv12 is not None and lv12.verdict is V.DEPENDS
     lv75 = compat.evaluate_binary(b, cc("7.5"))
     assert lv75 is not None and lv75.verdict is V.NO_CODE  # stub ignored, nothing else
 
@@ -443,10 +446,11 @@ def test_partial_library_and_strict() -> None:
         ((("sm_80", "sm_100f"), "sm_90"), V.NATIVE),
         # cuBLASLt: newer-only and arch-specific containers beside the loading one
         (("sm_90", ("sm_100", "compute_120", "sm_120"), "sm_100a"), V.NATIVE),
-        # a build for a list of older GPUs beside one that loads: kernels missing on 9.0
-        ((("sm_80", "sm_86"), "sm_90"), V.PARTIAL),
+        # a build for a list of older GPUs beside one that loads, from a toolkit that knew
+        # 9.0: a library that dispatches by CC runs, one that calls them fails (H200 probe)
+        ((("sm_80", "sm_86"), "sm_90"), V.DEPENDS),
         # several older architectures without PTX beside JIT-able PTX elsewhere
-        ((("sm_75", "sm_80"), ("compute_80",)), V.PARTIAL),
+        ((("sm_75", "sm_80"), ("compute_80",)), V.DEPENDS),
         # older and newer code that skips 9.0 (cuBLASLt's sm_80/sm_86/sm_120 container)
         ((("sm_80", "sm_86", "sm_120"), "sm_90"), V.NATIVE),
         # a library of many architecture sets (cuDNN: 26) picks kernels by architecture:
@@ -470,7 +474,7 @@ def test_a_module_for_other_gpus_does_not_fail_the_wheel() -> None:
     report = compat.evaluate(inv, cc("9.0"))
     assert report.verdict is V.NATIVE and report.runs
     (lv_blackwell,) = [lv for s in report.sources for lv in s.libraries if "sm100" in lv.path]
-    assert lv_blackwell.verdict is V.NO_CODE and lv_blackwell.specialised
+    assert lv_blackwell.verdict is V.OTHER_GPUS and lv_blackwell.specialised
     alone = Inventory((Source("wheel", "w.whl", binaries=(blackwell,)),))
     assert not compat.evaluate(alone, cc("9.0")).runs
     # a plain build for newer GPUs is no specialised module: torch's linalg library on a T4
@@ -620,7 +624,7 @@ CLI_CASES = [
     ("sm80.so", ["--gpu", "RTX 4090"], 0, "compatible SASS"),
     ("sm80only.so", ["--gpu", "H100"], 1, "no code"),
     ("sm90a.so", ["--gpu", "H200"], 0, "native SASS"),
-    ("sm90a.so", ["--gpu", "H200", "--gpu", "B200"], 1, "no code"),
+    ("sm90a.so", ["--gpu", "H200", "--gpu", "B200"], 1, "for other GPUs"),
     ("sm100f.so", ["--gpu", "B300"], 0, "compatible SASS"),
     ("ptx120.so", ["--gpu", "RTX 5090", "--driver", "13.0"], 0, "PTX JIT"),
     ("ptx120.so", ["--cc", "9.0"], 1, "no code"),
@@ -635,7 +639,8 @@ CLI_CASES = [
     ("k89.ptx", ["--cc", "9.0", "--driver", "13.0"], 0, "PTX JIT"),
     ("k89.ptx", ["--cc", "9.0", "--driver", "12.9"], 1, "driver too old"),  # ISA 9.0
     ("k90.cubin", ["--cc", "sm_90"], 0, "native SASS"),
-    ("two_tu.so", ["--cc", "9.0"], 1, "partial"),  # [probe] cw_tu1 has no kernel image
+    # [probe] cw_tu1 has no kernel image, cw_tu2 runs: the bytes cannot tell (exit 4)
+    ("two_tu.so", ["--cc", "9.0"], 4, "depends on dispatch"),
     ("librdc.so", ["--cc", "9.0"], 0, "PTX JIT"),
     ("hostcudart.so", ["--cc", "9.0", "--driver", "575.51.03"], 1, "driver too old"),
     ("win_sm80_86.dll", ["--gpu", "RTX 4090"], 0, "compatible SASS"),
@@ -657,7 +662,7 @@ def test_cli_json(run_cli) -> None:  # type: ignore[no-untyped-def]
     rc, out, _ = run_cli(fx("sm80.so"), fx("sm90a.so"), "--cc", "9.0", "--json", "-v")
     assert rc == 0
     data = json.loads(out)
-    assert (data["schema"], data["version"]) == ("cuwheel-compat", 2) and data["runs"] is True
+    assert (data["schema"], data["version"]) == ("cuwheel-compat", 3) and data["runs"] is True
     (t,) = data["targets"]
     libs = {Path(lib["path"]).name: lib for s in t["sources"] for lib in s["libraries"]}
     assert libs["sm80.so"]["verdict"] == "PTX JIT"
@@ -674,9 +679,9 @@ def test_cli_matrix(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped
     assert names == ["sm90a.so", "allmajor.so"]  # in the order asked
     rows = {r["target"]["cc"]: r["cells"] for r in data["rows"]}
     assert rows["9.0"] == ["native SASS", "native SASS"]
-    assert rows["8.9"] == ["no code", "compatible SASS"]
+    assert rows["8.9"] == ["for other GPUs", "compatible SASS"]
     assert rows["12.1"] == ["wrong platform", "wrong platform"]  # DGX Spark is aarch64
-    assert rows["7.0"] == ["no code", "no code"]  # all-major starts at sm_75
+    assert rows["7.0"] == ["for other GPUs", "no code"]  # all-major starts at sm_75
     ET.parse(svg)
     rc, out, _ = run_cli(fx("allmajor.so"), "--matrix", "--cc", "8.9", "--cc", "12.0")
     assert rc == 0 and "legend" in out

@@ -190,5 +190,11 @@ def test_predictions_are_still_current(table: dict[str, Any], tmp_path: Path) ->
     for x in table["launches"]:
         lv = compat.evaluate_binary(by_label[f"fixtures/{x['library']}"], target)
         assert lv is not None
-        if x["library"] != "two_tu.so":  # per-kernel there: see the launch table
-            assert lv.verdict.value == x["predicted"]
+        ran = x["launch_error"] == 0 and x["sync_error"] == 0
+        if x["library"] == "two_tu.so":
+            # one kernel runs, the other has no kernel image: the bytes cannot tell which
+            # the host code calls, and today's roll-up says so
+            assert lv.verdict is compat.Verdict.DEPENDS
+        else:
+            # today's library verdict against what the driver did (not the old prediction)
+            assert lv.verdict.runs == ran, (x, lv.verdict)

@@ -63,7 +63,8 @@ def test_family_lists_only_its_codes(capsys: pytest.CaptureFixture[str]) -> None
     lines = out.splitlines()
     assert lines[0] == f"DC: {FAMILIES['DC']}"
     listed = [line.split()[0] for line in lines[1:]]
-    assert listed == ["DC001", "DC002", "DC003", "DC004", "DC005", "DC006", "DC007"]
+    assert listed == ["DC001", "DC002", "DC003", "DC004", "DC005", "DC006", "DC007", "DC008",
+                      "DC009"]
     assert lines[5].split() == ["DC005", "warning", *CODES["DC005"].title.split()]
     assert "docs:" not in out  # a listing, not the explanations
 

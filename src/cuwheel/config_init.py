@@ -350,8 +350,8 @@ def _member(source: Source, b: Binary) -> str:
 
 def _native(b: Binary, gpu: Arch) -> bool:
     """The library runs on CC ``gpu`` from its own SASS (by the loading rules check uses)."""
-    from cuwheel.rules.library import judge_library
     from cuwheel.rules.loading import Verdict, judge_container, link_stub_index
+    from cuwheel.rules.rollup import judge_library
     from cuwheel.rules.runtime import binary_os
 
     os_ = binary_os(b)
@@ -387,11 +387,11 @@ def _cuda_requirements(requires: Sequence[str], platform: str | None) -> tuple[s
 
 
 def _read_wheel(path: str) -> _Facts:
-    from cuwheel.checks.trains import infer_train
+    from cuwheel.checks.trains import infer_train, wheel_release
     from cuwheel.plan.select import parse_wheel_name
     from cuwheel.read.inspect import inspect
-    from cuwheel.rules.library import specialised_only
     from cuwheel.rules.loading import counted_containers
+    from cuwheel.rules.rollup import specialised_only
     from cuwheel.rules.runtime import runtime_majors
 
     if os.path.isdir(path):
@@ -423,18 +423,17 @@ def _read_wheel(path: str) -> _Facts:
     elif not device and not cuda_linked:
         train, train_from = CPU_TRAIN, "no device code and no CUDA library linked"
     else:
-        found = Counter(t.release for t in per_lib.values() if t.release is not None)
-        if not found:
-            found = Counter(
-                r for b in loadable if (r := infer_train(b, requires).release) is not None
-            )
-        if not found:
+        picked = wheel_release(list(per_lib.values())) or wheel_release(
+            [infer_train(b, requires) for b in loadable]
+        )
+        if picked is None:
             raise ConfigError(
                 f"{name.filename}: no +cuXYZ local version and no library names its CUDA "
                 "train; write its row by hand (or pass a wheel that names it)"
             )
-        guess = max(found.items(), key=lambda kv: (kv[1], kv[0].version))[0]
-        train, train_from = Train(guess), "what its libraries say (no +cuXYZ)"
+        train, train_from = Train(picked[0]), "what its libraries say (no +cuXYZ)"
+        if picked[1]:
+            facts_notes.append(picked[1])
     if train.is_cpu:
         return _Facts(path, None, train, train_from, {}, None, 0, notes=facts_notes)
     if name.platform is None:

@@ -101,3 +101,6 @@ ls -l "$BIN"/row_*
 
 # The platform-tag fixtures (tag_*): glibc / libstdc++ versions, librt, abi3 modules.
 bash "$HERE/build_tags.sh"
+
+# The torch-extension fixtures of the dependency checks (deps_*, DEP008 / DEP009).
+bash "$HERE/build_deps.sh"

@@ -1,6 +1,10 @@
 """What a wheel claims to run on: the GPUs (compute capabilities) and the PTX for GPUs to
 come, from a row, from ``--archs`` in any consumer's spelling, from ``--gpus``, or — when
-nothing is said — from the SASS the wheel itself ships (docs/checks.md#claims)."""
+nothing is said — per library, from that library's own code (docs/checks.md#claims).
+
+An explicit claim (a row, ``--archs``, ``--gpus``) is certain: what it misses is an error.
+An implicit one is read from the evidence (a library's SASS, and the newer GPUs its plain
+PTX is there for) and yields warnings."""
 
 from __future__ import annotations
 
@@ -20,8 +24,8 @@ from cuwheel.model.arch import (
     parse_torch_arch_list,
 )
 from cuwheel.model.inventory import Binary, CodeKind
-from cuwheel.rules.library import specialised_only
 from cuwheel.rules.loading import counted_containers
+from cuwheel.rules.rollup import specialised_only
 
 __all__ = [
     "IMPLICIT",
@@ -30,9 +34,10 @@ __all__ = [
     "claim_from_gpus",
     "claim_from_specs",
     "implicit_claim",
+    "library_claim",
 ]
 
-IMPLICIT = "the SASS the wheel ships"
+IMPLICIT = "the library's own code"
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,15 @@ class Claim:
     gpus: tuple[Arch, ...]  # compute capabilities, no variant
     ptx: tuple[Arch, ...]
     source: str  # where the claim came from, for reports
+    # the GPU names the user typed (--gpus "RTX 2080"), per compute capability
+    names: tuple[tuple[Arch, str], ...] = ()
+
+    @property
+    def explicit(self) -> bool:
+        return self.source != IMPLICIT
+
+    def name_of(self, arch: Arch) -> str | None:
+        return next((n for a, n in self.names if a == arch), None)
 
     def describe(self) -> str:
         ccs = ", ".join(a.cc for a in self.gpus) or "none"
@@ -86,29 +100,55 @@ def claim_from_gpus(text: str, release: Release | None) -> Claim:
         gpus = sorted({a.base for a in release.sass if a.base in known})
         return Claim(tuple(gpus), (), f"every GPU CUDA {release.name} builds for")
     out: set[Arch] = set()
+    typed: dict[Arch, list[str]] = {}
     for name in names:
         hits = catalog.find_gpus(name)
         exact = [m for m in hits if m.exact] or list(hits)
         if not exact:
             raise ConfigError(f"--gpus: no GPU in the catalog matches {name!r} ('cuwheel gpus')")
-        out.update(m.gpu.arch for m in exact)
-    return Claim(tuple(sorted(out)), (), f"--gpus {text.strip()}")
+        for m in exact:
+            out.add(m.gpu.arch)
+            typed.setdefault(m.gpu.arch, [])
+            if name not in typed[m.gpu.arch]:
+                typed[m.gpu.arch].append(name)
+    labels = tuple((a, ", ".join(n)) for a, n in sorted(typed.items()))
+    return Claim(tuple(sorted(out)), (), f"--gpus {text.strip()}", labels)
 
 
-def implicit_claim(binaries: Sequence[Binary], platform: str | None = None) -> Claim:
-    """The GPUs a wheel shows it means to support: the compute capabilities it ships SASS
-    for in its general libraries (a module of arch-specific code only says nothing about the
-    wheel), those the catalog knows, less those no machine of the wheel's ``platform``
-    carries (an x86_64 wheel's sm_110 cubins claim no Jetson Thor)."""
-    known = {
+def _platform_gpus(platform: str | None) -> set[Arch]:
+    return {
         g.arch
         for g in catalog.load_catalog().gpus
         if platform is None or (fh := g.fixed_hosts()) is None or platform in fh
     }
+
+
+def implicit_claim(binaries: Sequence[Binary], platform: str | None = None) -> Claim:
+    """The GPUs a wheel shows it means to support, for DC004 and reports: the compute
+    capabilities its general libraries ship SASS for (a module of arch-specific code only
+    says nothing about the wheel), less those no machine of the wheel's ``platform``
+    carries.  Each library is judged by :func:`library_claim`."""
     gpus: set[Arch] = set()
     for b in binaries:
-        if specialised_only(b):
-            continue
-        for _, c in counted_containers(b):
-            gpus.update(e.arch.base for e in c.entries if e.kind is CodeKind.SASS)
+        gpus |= set(library_claim(b, platform).gpus)
+    return Claim(tuple(sorted(gpus)), (), IMPLICIT)
+
+
+def library_claim(
+    binary: Binary, platform: str | None = None, extra: Iterable[Arch] = ()
+) -> Claim:
+    """What one library's own code claims: the GPUs it ships SASS for, and the GPUs newer
+    than its newest plain PTX (PTX is shipped for them), among the catalog's GPUs of the
+    ``platform``; ``extra``: GPUs its carrier's release supports (a torch extension: the
+    torch build's arch list).  A module of arch- or family-specific code claims nothing."""
+    if specialised_only(binary):
+        return Claim((), (), IMPLICIT)
+    known = _platform_gpus(platform)
+    entries = [e for _, c in counted_containers(binary) for e in c.entries]
+    gpus = {e.arch.base for e in entries if e.kind is CodeKind.SASS}
+    plain_ptx = [e.arch for e in entries if e.kind is CodeKind.PTX and not e.arch.variant]
+    if plain_ptx:
+        newest = max(plain_ptx)
+        gpus |= {g for g in known if g.number > newest.number}
+    gpus |= {a.base for a in extra}
     return Claim(tuple(sorted(gpus & known)), (), IMPLICIT)

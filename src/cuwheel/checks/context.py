@@ -7,7 +7,7 @@ import fnmatch
 import functools
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from packaging.markers import default_environment
@@ -24,6 +24,7 @@ from cuwheel.checks.profiles import profile as load_profile
 from cuwheel.checks.trains import LibraryTrain, infer_train, release_of
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Component, Platform
+from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Source
 from cuwheel.plan.rows import Plan
 from cuwheel.rules.loading import counted_containers
@@ -160,6 +161,36 @@ class CheckContext:
             return claim_from_specs(self.plan.targets, f"row {self.plan.row.name!r}")
         plat = self.platform.name if self.platform else None
         return implicit_claim([lib.binary for lib in self.loadable_libs()], plat)
+
+    def carrier_archs(self, lib: Lib) -> tuple[tuple[Arch, ...], str | None]:
+        """GPUs a library claims through its carrier: an extension that links torch's
+        libraries, built against a known torch build (the build the wheel records, else the
+        one its requirement pins, ``torch==2.7.1+cu128``), supports what that torch build
+        supports on its train (data/torch_archs.toml); ``((), None)`` when nothing says."""
+        from cuwheel.knowledge.torch import torch_arch_list
+
+        cat = catalog.load_catalog()
+        if not any(
+            (pkg := cat.package_of(n, self.os)) is not None and pkg.name == "torch"
+            for n in lib.binary.needed
+        ):
+            return (), None
+        wheel = self.source.wheel
+        version = next(
+            (r.version for r in (wheel.build_records if wheel else ()) if r.package == "torch"),
+            None,
+        ) or _pinned(wheel.requires_dist if wheel else (), "torch")
+        if version is None or self.platform is None:
+            return (), None
+        release = self.train_of(lib).release
+        train = release.train if release is not None and "+" not in version else None
+        try:
+            archs = torch_arch_list(version, train, self.platform.name)
+        except ValueError:
+            archs = None
+        if archs is None:
+            return (), None
+        return archs.sass, f"torch {version}, which it extends, on {self.platform.name}"
 
     def train_of(self, lib: Lib) -> LibraryTrain:
         """The library's train: the row's (or a row's ``library-trains`` entry), or, in
@@ -309,6 +340,21 @@ class CheckContext:
         return Finding(
             code, severity if severity is not None else CODES[code].severity, message, library
         )
+
+
+def _pinned(requires: Sequence[str], name: str) -> str | None:
+    """The version a requirement pins exactly (``torch==2.7.1+cu128``), or None."""
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) != name:
+            continue
+        for spec in req.specifier:
+            if spec.operator in ("==", "===") and "*" not in spec.version:
+                return spec.version
+    return None
 
 
 def _key(name: str) -> str:

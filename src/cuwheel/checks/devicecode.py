@@ -11,20 +11,27 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from cuwheel.checks.claims import IMPLICIT
+from cuwheel.checks.claims import IMPLICIT, library_claim
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import CodeKind, FatbinContainer
-from cuwheel.rules.library import judge_library, specialised_only
 from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
     counted_containers,
     judge_container,
     link_stub_index,
+)
+from cuwheel.rules.rollup import (
+    Alternative,
+    LibraryVerdict,
+    alternatives,
+    judge_group,
+    judge_library,
+    specialised_only,
 )
 from cuwheel.rules.runtime import binary_os
 
@@ -90,8 +97,7 @@ def check_device_code(ctx: CheckContext) -> list[Finding]:
     if ctx.is_cpu:
         return []
     if ctx.profile.coverage == "loads":
-        return [f for lib in ctx.loadable_libs() if lib.runtime_containers()
-                for f in _loads(ctx, lib)]
+        return _loads(ctx, [lib for lib in ctx.loadable_libs() if lib.runtime_containers()])
     out: list[Finding] = []
     for lib in ctx.loadable_libs():
         containers = lib.runtime_containers()
@@ -188,68 +194,162 @@ def _ptx(ctx: CheckContext, lib: Lib, containers: _Containers) -> list[Finding]:
 # ---------------------------------------------------------------------------- coverage "loads"
 
 
-def _gpu_names(gpus: Sequence[Arch]) -> str:
+def _gpu_names(ctx: CheckContext, gpus: Sequence[Arch]) -> str:
+    """``7.5 RTX 2080``: the name the user typed, else the catalog's first product."""
     names = []
     for a in gpus:
+        typed = ctx.claim.name_of(a) if ctx.claim.explicit else None
         g = catalog.gpu_for_arch(a)
-        product = g.products[0].name if g and g.products else None
+        product = typed or (g.products[0].name if g and g.products else None)
         names.append(f"{a.cc}" + (f" {product}" if product else ""))
     return ", ".join(names)
 
 
-def _loads(ctx: CheckContext, lib: Lib) -> list[Finding]:
-    """DC001 / DC003 / DC006 / DC007: does the library load on every claimed GPU, by the
-    loading rules and the library roll-up compat uses (docs/compat.md)."""
+def _judge(lib: Lib, gpu: Arch) -> LibraryVerdict | None:
+    """The library on one GPU, by the one roll-up (rules/rollup.py); driver gates are
+    compat's question, not check's."""
     b = lib.binary
     os = binary_os(b)
     stub = link_stub_index(b)
+    cvs = tuple(
+        judge_container(c, gpu, os=os, stub=i == stub) for i, c in enumerate(b.containers)
+    )
+    j = judge_library(b, cvs, gpu)
+    if j is None:
+        return None
+    return LibraryVerdict(b.path, j.verdict, j.reason, cvs, None, True)
+
+
+def _claim_of(ctx: CheckContext, lib: Lib) -> tuple[tuple[Arch, ...], str, bool]:
+    """(GPUs, where the claim comes from, explicit) for one library."""
+    if ctx.claim.explicit:
+        return ctx.claim.gpus, ctx.claim.source, True
+    plat = ctx.platform.name if ctx.platform else None
+    extra, why = ctx.carrier_archs(lib)
+    claim = library_claim(lib.binary, plat, extra)
+    return claim.gpus, why or IMPLICIT, False
+
+
+def _loads(ctx: CheckContext, libs: Sequence[Lib]) -> list[Finding]:
+    """DC001 / DC003 / DC006 / DC007 / DC008 / DC009: does each library (each set of
+    run-time alternatives, as a set) load on every GPU claimed for it, by the one roll-up
+    (rules/rollup.py, docs/compat.md)."""
+    out: list[Finding] = []
+    by_path = {lib.binary.path: lib for lib in libs}
+    grouped: set[str] = set()
+    for members in alternatives(by_path):
+        grouped.update(a.path for a in members)
+        out += _group(ctx, [by_path[a.path] for a in members], members)
+    for lib in libs:
+        if lib.binary.path not in grouped:
+            gpus, source, explicit = _claim_of(ctx, lib)
+            out += _library(ctx, lib, gpus, source, explicit)
+    return out
+
+
+def _library(
+    ctx: CheckContext, lib: Lib, gpus: Sequence[Arch], source: str, explicit: bool
+) -> list[Finding]:
     failing: list[tuple[Arch, str]] = []
     jit: list[Arch] = []
     specialised: list[Arch] = []
-    gpus = ctx.claim.gpus
-    release = ctx.train_of(lib).release
-    if ctx.claim.source == IMPLICIT and release is not None:
-        # a library is not asked about GPUs its own train's nvcc cannot build
-        # (bitsandbytes' CUDA 13 library and the sm_60 code of its CUDA 11.8 one)
-        gpus = tuple(g for g in gpus if release.accepts(g))
+    doubt: list[tuple[Arch, str]] = []
     for gpu in gpus:
-        cvs = [judge_container(c, gpu, os=os, stub=i == stub) for i, c in enumerate(b.containers)]
-        j = judge_library(b, cvs, gpu)
-        if j is None:
+        lv = _judge(lib, gpu)
+        if lv is None:
             continue
-        if j.verdict.runs:
-            if j.verdict is Verdict.PTX_JIT:
+        if lv.verdict.runs:
+            if lv.verdict is Verdict.PTX_JIT:
                 jit.append(gpu)
-        elif j.specialised_library:
+        elif lv.verdict is Verdict.OTHER_GPUS:
             specialised.append(gpu)
+        elif lv.verdict is Verdict.DEPENDS:
+            doubt.append((gpu, lv.reason))
         else:
-            failing.append((gpu, j.reason))
+            failing.append((gpu, lv.reason))
     out: list[Finding] = []
+    severity = Severity.ERROR if explicit else Severity.WARNING
     if failing:
         failed = [g for g, _ in failing]
         out.append(ctx.finding(
             "DC001",
-            f"no kernel image for CC {_gpu_names(failed)} ({ctx.claim.source} claims "
+            f"no kernel image for CC {_gpu_names(ctx, failed)} ({source} claims "
             f"{'them' if len(failed) > 1 else 'it'}): {failing[0][1]}",
+            lib.name, severity,
+        ))  # fmt: skip
+    if doubt:
+        out.append(ctx.finding(
+            "DC008",
+            f"on CC {_gpu_names(ctx, [g for g, _ in doubt])} ({source} claims "
+            f"{'them' if len(doubt) > 1 else 'it'}): {doubt[0][1]}",
             lib.name,
         ))  # fmt: skip
     if jit:
         out.append(ctx.finding(
             "DC007",
-            f"runs on CC {_gpu_names(jit)} only by JIT-compiling PTX (the first load compiles; "
-            "slow start, and it needs a driver that knows the PTX ISA)",
+            f"runs on CC {_gpu_names(ctx, jit)} only by JIT-compiling PTX (the first load "
+            "compiles; slow start, and it needs a driver that knows the PTX ISA)",
             lib.name,
         ))  # fmt: skip
     if specialised:
-        archs = sorted({e.name for c in b.containers for e in c.entries})
+        archs = sorted({e.name for c in lib.binary.containers for e in c.entries})
         out.append(ctx.finding(
             "DC006",
             f"a module of arch- or family-specific code only ({' '.join(archs[:6])}): not "
-            f"loadable on CC {_gpu_names(specialised)}, which its package must not ask it to",
+            f"loadable on CC {_gpu_names(ctx, specialised)}, which its package must not ask "
+            "it to",
             lib.name,
         ))  # fmt: skip
-    if not specialised_only(b):  # a module for some GPUs promises nothing for later ones
+    if not specialised_only(lib.binary):  # a module for some GPUs promises nothing later
         out += _future_ptx(ctx, lib)
+    return out
+
+
+def _group(ctx: CheckContext, libs: Sequence[Lib], members: Sequence[Alternative]) -> list[Finding]:
+    """A set of run-time alternatives (libx_cuda118.so ... libx_cuda132.so): each variant
+    against its own code; an explicit claim against the set, a variant whose CUDA cannot
+    build for a GPU being "not for this GPU", never a failure."""
+    if not ctx.claim.explicit:
+        out: list[Finding] = []
+        for lib in libs:
+            gpus, source, _ = _claim_of(ctx, lib)
+            out += _library(ctx, lib, gpus, source, False)
+        return out
+    out = []
+    failing: dict[str, list[Arch]] = {}
+    none_runs: list[tuple[Arch, str]] = []
+    for gpu in ctx.claim.gpus:
+        verdicts = {lib.binary.path: lv for lib in libs if (lv := _judge(lib, gpu)) is not None}
+        g = judge_group(members, verdicts, gpu)
+        if g is None:
+            continue
+        if not g.verdict.runs:
+            none_runs.append((gpu, g.reason))
+            continue
+        for name in g.failing:
+            failing.setdefault(name, []).append(gpu)
+    label = libs[0].name
+    if none_runs:
+        out.append(ctx.finding(
+            "DC001",
+            f"no variant of this set of alternatives runs on CC "
+            f"{_gpu_names(ctx, [g for g, _ in none_runs])} ({ctx.claim.source} claims "
+            f"{'them' if len(none_runs) > 1 else 'it'}): {none_runs[0][1]}",
+            label,
+        ))  # fmt: skip
+    for lib in libs:
+        base = lib.name.rsplit("/", 1)[-1]
+        if base in failing:
+            out.append(ctx.finding(
+                "DC009",
+                f"no code for CC {_gpu_names(ctx, failing[base])}, which its CUDA can build "
+                "for: a process whose CUDA version picks this variant gets 'no kernel image' "
+                "there (other variants of the set run)",
+                lib.name,
+            ))  # fmt: skip
+    for lib in libs:
+        if not specialised_only(lib.binary):
+            out += _future_ptx(ctx, lib)
     return out
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -23,7 +22,7 @@ from cuwheel.checks.platform_tags import check_platform_tags
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.runpaths import check_runpaths
 from cuwheel.checks.tags import check_machine, check_train
-from cuwheel.checks.trains import infer_train
+from cuwheel.checks.trains import infer_train, wheel_release
 from cuwheel.checks.windows import check_windows
 from cuwheel.errors import ConfigError, InputError
 from cuwheel.knowledge import catalog
@@ -130,9 +129,8 @@ def _audit_notes(ctx: CheckContext) -> tuple[str, ...]:
     out = []
     for lib in ctx.loadable_libs():
         t = ctx.train_of(lib)
-        if lib.runtime_containers() or t.release is not None:
-            name = t.release.train if t.release else "unknown"
-            out.append(f"{lib.name}: train {name} ({t.evidence})")
+        if lib.runtime_containers() or t.major is not None:
+            out.append(f"{lib.name}: train {t.describe()} ({t.evidence})")
     return tuple(out)
 
 
@@ -306,13 +304,14 @@ def audit_plan(
     if chosen is None:
         requires = source.wheel.requires_dist if source.wheel else ()
         guesses = [infer_train(b, requires) for b in source.binaries]
-        found = Counter(g.release for g in guesses if g.release is not None)
+        picked = wheel_release(guesses)
         cuda = any(b.containers for b in source.binaries) or any(
             runtime_majors(b) for b in source.binaries
         )
-        if found:
-            release = max(found.items(), key=lambda kv: (kv[1], kv[0].version))[0]
-            chosen, train_from = Train(release), "what its libraries say"
+        if picked is not None:
+            chosen, train_from = Train(picked[0]), "what its libraries say"
+            if picked[1]:
+                notes.append(picked[1])
         elif cuda:
             release = catalog.releases()[-1]
             chosen, train_from = Train(release), "nothing (the newest release is assumed)"

@@ -67,18 +67,20 @@ def check_train(ctx: CheckContext) -> list[Finding]:
     for lib in ctx.loadable_libs():
         lt = ctx.train_of(lib)
         release = lt.release
+        if lt.major is not None:
+            for name in lib.binary.needed:
+                comps = catalog.find_library(name, os=ctx.os)
+                if comps and not any(c.major == lt.major for c in comps):
+                    majors = "/".join(str(m) for m in sorted({c.major for c in comps}))
+                    label = Train(release) if release is not None else lt.describe()
+                    out.append(ctx.finding(
+                        "TAG004",
+                        f"links {name} (CUDA {majors}) in a {label} wheel (CUDA {lt.major})",
+                        lib.name,
+                    ))  # fmt: skip
         if release is None:
             continue
         train = Train(release)
-        for name in lib.binary.needed:
-            comps = catalog.find_library(name, os=ctx.os)
-            if comps and not any(c.major == release.major for c in comps):
-                majors = "/".join(str(m) for m in sorted({c.major for c in comps}))
-                out.append(ctx.finding(
-                    "TAG004",
-                    f"links {name} (CUDA {majors}) in a {train} wheel (CUDA {release.major})",
-                    lib.name,
-                ))  # fmt: skip
         containers = lib.runtime_containers()
         tks = [c.toolkit for c in containers if c.toolkit is not None]
         other = [t for t in tks if t.major != release.major]

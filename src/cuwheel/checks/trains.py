@@ -7,6 +7,7 @@ CUDA requirements (``nvidia-cuda-runtime-cu12==12.6.77``, ``cuda-toolkit==13.0.3
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,17 +19,28 @@ from cuwheel.model.inventory import Binary
 from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
 
-__all__ = ["LibraryTrain", "infer_train", "pinned_release", "release_of"]
+__all__ = ["LibraryTrain", "infer_train", "pinned_release", "release_of", "wheel_release"]
 
 
 @dataclass(frozen=True)
 class LibraryTrain:
     release: Release | None
     evidence: str  # what says so, for reports
+    # The CUDA major alone, where only a linked soname says it (libcudart.so.13): which
+    # 13.x built the library is unknown, so ``release`` is None.
+    major_only: int | None = None
 
     @property
     def major(self) -> int | None:
-        return self.release.major if self.release else None
+        return self.release.major if self.release else self.major_only
+
+    def describe(self) -> str:
+        """``cu124``, ``CUDA 13 (release unknown)`` or ``none``."""
+        if self.release is not None:
+            return self.release.train
+        if self.major_only is not None:
+            return f"CUDA {self.major_only} (release unknown)"
+        return "none"
 
 
 def _release(major: int, minor: int | None) -> Release | None:
@@ -69,8 +81,16 @@ def pinned_release(requires: Sequence[str]) -> tuple[Release, str] | None:
 
 def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
     """The train of one library: its cubins' toolkit (major.minor) where it agrees with the
-    runtime it links, else the linked runtime's major (minor from the requirements' pins),
-    else the requirements alone; ``release`` None when nothing says."""
+    runtime it links, else the linked runtime's major (minor from the requirements' pins;
+    without one the major alone, ``major_only``: never a guessed release), else the
+    requirements alone; none for a binary with no CUDA at all (no device code, no CUDA
+    library linked) or when nothing says."""
+    from cuwheel.checks._libs import is_cuda_link  # _libs reads the check context
+
+    if not binary.containers and not any(is_cuda_link(n) for n in binary.needed) and not (
+        binary.soname and is_cuda_link(binary.soname)
+    ):
+        return LibraryTrain(None, "no CUDA in this binary")
     links = runtime_majors(binary)
     link_major = max((m for m, _ in links), default=None)
     link_lib = next((lib for m, lib in links if m == link_major), None)
@@ -83,13 +103,29 @@ def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
             why = f"cubins built by CUDA {tk}" + (f", links {link_lib}" if link_lib else "")
             return LibraryTrain(r, why)
     if link_major is not None:
-        minor = pin[0].minor if pin and pin[0].major == link_major else None
-        r = _release(link_major, minor)
-        why = f"links {link_lib}" + (f", {pin[1]}" if minor is not None and pin else "")
-        return LibraryTrain(r, why)
+        if pin is not None and pin[0].major == link_major:
+            return LibraryTrain(pin[0], f"links {link_lib}, {pin[1]}")
+        return LibraryTrain(None, f"links {link_lib} (release unknown)", link_major)
     if pin is not None:
         return LibraryTrain(pin[0], pin[1])
     return LibraryTrain(None, "nothing names a CUDA train")
+
+
+def wheel_release(trains: Sequence[LibraryTrain]) -> tuple[Release, str | None] | None:
+    """The one release a wheel's libraries point at, for a wheel-level row: the most common
+    named release (ties: the newest); else, where only sonames name a major, the newest
+    release of the most common such major, with a note saying the release is unknown;
+    None when no library says anything."""
+    found = Counter(t.release for t in trains if t.release is not None)
+    if found:
+        return max(found.items(), key=lambda kv: (kv[1], kv[0].version))[0], None
+    majors = Counter(t.major_only for t in trains if t.major_only is not None)
+    if not majors:
+        return None
+    major = max(majors.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    release = [r for r in catalog.releases() if r.major == major][-1]
+    return release, (f"no library names its CUDA {major} release; the wheel is judged as "
+                     f"{release.train}, each library as CUDA {major} (release unknown)")
 
 
 def release_of(train: str) -> Release:

@@ -48,9 +48,15 @@ def check_windows(ctx: CheckContext) -> list[Finding]:
                     lib.name,
                 ))  # fmt: skip
                 continue
+            from cuwheel.checks.dependencies import carrier_linked
+
+            carrier = carrier_linked(ctx, lib)
+            hint = (f"; it imports {carrier}'s DLLs: require {carrier}, whose CUDA builds "
+                    f"ship {name} in {carrier}/lib" if carrier is not None else "")
             out.append(ctx.finding(
                 "WIN002",
-                f"imports {name} ({comps[0].distribution}), which the wheel does not ship",
+                f"imports {name} ({comps[0].distribution}), which the wheel does not ship"
+                + hint,
                 lib.name,
             ))  # fmt: skip
     if ctx.plan.row.dependencies == "none":

@@ -8,7 +8,14 @@ from typing import Any
 
 from cuwheel import compat
 from cuwheel.cli._common import add_output, check_output_path, error, write_output
-from cuwheel.render.compat import matrix_json, matrix_svg, matrix_text, report_json, report_text
+from cuwheel.render.compat import (
+    exit_code,
+    matrix_json,
+    matrix_svg,
+    matrix_text,
+    report_json,
+    report_text,
+)
 from cuwheel.render.escape import dumps
 
 __all__ = ["register"]
@@ -21,9 +28,12 @@ def register(subparsers: Any) -> None:
         description=(
             "Apply CUDA's loading rules to the device code of wheels, directories, files or "
             "installed distributions: per fatbin container native SASS / compatible SASS / "
-            "PTX JIT / no code, per library its worst container, per wheel its worst library. "
-            "Exit status: 0 runs on every GPU asked, 1 does not, 2 unusable input or an "
-            "input that could not be read (the answer is unknown)."
+            "PTX JIT / no code, rolled up per library and per wheel (modules for other GPUs "
+            "and run-time alternatives such as one library per CUDA version are not "
+            "failures). Exit status: 0 runs, 1 does not run, 2 unusable input or an input "
+            "that could not be read (unknown), 3 runs except named modules, 4 depends on "
+            "dispatch (runs only if named libraries pick kernels by compute capability); "
+            "several GPUs: the worst (1, 2, 3, 4, 0)."
         ),
     )
     p.add_argument(
@@ -76,6 +86,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="a library is its worst container, also when others run (no 'partial')",
     )
+    p.add_argument(
+        "--cuda",
+        metavar="X.Y",
+        help="the CUDA version of the process (torch.version.cuda): picks which of a set of "
+        "run-time alternatives loads (libfoo_cuda128.so)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="list every container")
     p.set_defaults(handler=_run)
 
@@ -112,6 +128,15 @@ def _targets(args: argparse.Namespace) -> list[compat.Target]:
     return list(seen.values())
 
 
+def _cuda_version(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    parts = text.strip().split(".")
+    if len(parts) < 2 or not all(p.isdigit() and len(p) <= 3 for p in parts[:2]):
+        raise compat.CompatError(f"--cuda {text!r}: expected a CUDA version such as 12.8")
+    return int(parts[0]), int(parts[1])
+
+
 def _run(args: argparse.Namespace) -> int:
     from cuwheel.read.inspect import inspect
 
@@ -134,7 +159,7 @@ def _run(args: argparse.Namespace) -> int:
     if inventory.problems and not inventory.binaries:
         raise compat.CompatError("no input could be read")
     if args.matrix:
-        m = compat.matrix(inventory, targets, strict=args.strict)
+        m = compat.matrix(inventory, targets, strict=args.strict, cuda=_cuda_version(args.cuda))
         title = "cuwheel compat: " + ", ".join(
             s.path.rsplit("/", 1)[-1] for s in inventory.sources
         )
@@ -150,16 +175,15 @@ def _run(args: argparse.Namespace) -> int:
         if not all(m.row_runs(i) for i in range(len(m.targets))):
             return 1
         return 2 if inventory.problems or damaged else 0
-    reports = [compat.evaluate(inventory, t, strict=args.strict) for t in targets]
+    cuda = _cuda_version(args.cuda)
+    reports = [compat.evaluate(inventory, t, strict=args.strict, cuda=cuda) for t in targets]
     if args.format == "json":
         write_output(args, dumps(report_json(reports, containers=args.verbose), indent=2) + "\n")
     else:
         write_output(args, report_text(reports, verbose=args.verbose))
-    # Does not run: 1, whatever else is unknown.  Runs as far as read, but something could
-    # not be read: unknown, 2.
-    if not all(r.runs for r in reports):
-        return 1
-    return 0 if all(r.known for r in reports) else 2
+    # One exit status per answer (docs/compat.md#wheel-verdicts): runs 0, does not run 1,
+    # unknown 2, runs except 3, depends on dispatch 4; several GPUs: the worst.
+    return exit_code(reports)
 
 
 EXAMPLES = """\

@@ -27,6 +27,7 @@ from cuwheel.compat.targets import (
 )
 from cuwheel.errors import CompatError
 from cuwheel.rules.loading import ContainerVerdict, Verdict, family_members, link_stub_index
+from cuwheel.rules.rollup import GroupVerdict, WheelState, WheelVerdict
 from cuwheel.rules.runtime import (
     Driver,
     RuntimeCheck,
@@ -40,6 +41,7 @@ __all__ = [
     "CompatError",
     "ContainerVerdict",
     "Driver",
+    "GroupVerdict",
     "LibraryVerdict",
     "Matrix",
     "RuntimeCheck",
@@ -47,6 +49,8 @@ __all__ = [
     "Target",
     "TargetReport",
     "Verdict",
+    "WheelState",
+    "WheelVerdict",
     "binary_os",
     "catalog_targets",
     "driver_cuda_version",

@@ -15,15 +15,21 @@ from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
-from cuwheel.rules.library import judge_library
 from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
     judge_container,
     link_stub_index,
 )
+from cuwheel.rules.rollup import (
+    LibraryVerdict,
+    WheelState,
+    WheelVerdict,
+    combine_states,
+    judge_library,
+    judge_wheel,
+)
 from cuwheel.rules.runtime import (
-    RuntimeCheck,
     binary_os,
     binary_platform,
     driver_cuda_version,
@@ -72,32 +78,6 @@ def evaluate_container(
 # ---------------------------------------------------------------------------- roll-ups
 
 
-@dataclass(frozen=True)
-class LibraryVerdict:
-    """One binary on one target: its containers' verdicts rolled up (docs/compat.md)."""
-
-    path: str
-    verdict: Verdict
-    reason: str
-    containers: tuple[ContainerVerdict, ...]
-    runtime: RuntimeCheck | None
-    has_device_code: bool
-    # No code for this GPU, but every kernel is arch- or family-specific: a module its
-    # package loads only on the GPUs it was built for (the wheel is not judged by it).
-    specialised: bool = False
-
-    def count(self, verdict: Verdict) -> int:
-        return sum(1 for c in self.containers if c.counted and c.verdict is verdict)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for c in self.containers:
-            key = c.verdict.value if c.counted and c.verdict else "ignored"
-            out[key] = out.get(key, 0) + 1
-        return out
-
-
 def evaluate_binary(
     binary: Binary, target: Target, *, strict: bool = False
 ) -> LibraryVerdict | None:
@@ -133,19 +113,11 @@ def evaluate_binary(
     device, _ = effective_arch(target, os)
     j = judge_library(binary, cvs, device, strict=strict)
     assert j is not None  # some container counts
-    return LibraryVerdict(
-        binary.path, j.verdict, j.reason, cvs, rt, True, specialised=j.specialised_library
-    )
+    return LibraryVerdict(binary.path, j.verdict, j.reason, cvs, rt, True)
 
 
-@dataclass(frozen=True)
-class SourceVerdict:
-    """One inspected target (wheel, directory, distribution, file): its worst library."""
-
-    path: str
-    kind: str
-    verdict: Verdict | None  # None: nothing CUDA in it
-    libraries: tuple[LibraryVerdict, ...]
+# One inspected target (wheel, directory, distribution, file) on one GPU: the roll-up's.
+SourceVerdict = WheelVerdict
 
 
 @dataclass(frozen=True)
@@ -154,47 +126,63 @@ class TargetReport:
 
     target: Target
     device: Arch  # the CC the rules used (rename applied)
-    verdict: Verdict | None  # worst source; None when nothing CUDA was found
+    verdict: Verdict | None  # worst library verdict; None when nothing CUDA was found
     sources: tuple[SourceVerdict, ...]
     notes: tuple[str, ...]
     # Inputs that could not be read ("path: problem"): with any, the answer is unknown.
     unread: tuple[str, ...] = ()
+    state: WheelState = WheelState.NOTHING  # the sources' states combined
 
     @property
     def runs(self) -> bool:
-        """Every library read loads; see ``known`` before trusting it."""
-        return self.verdict is None or self.verdict.runs
+        """Nothing read fails here (see ``state`` for the qualified answers)."""
+        return self.state not in (WheelState.DOES_NOT_RUN, WheelState.RUNS_EXCEPT)
 
     @property
     def known(self) -> bool:
         """False when some input could not be read: what it holds was not judged."""
         return not self.unread
 
+    @property
+    def culprits(self) -> tuple[LibraryVerdict, ...]:
+        return tuple(lv for s in self.sources for lv in s.culprits)
 
-def _evaluate_source(source: Source, target: Target, strict: bool) -> SourceVerdict:
+
+def _evaluate_source(
+    source: Source, target: Target, strict: bool, cuda: tuple[int, int] | None
+) -> SourceVerdict:
     libs = tuple(
         lv
         for lv in (evaluate_binary(b, target, strict=strict) for b in source.binaries)
         if lv is not None
     )
-    # A module built for other GPUs only is not what fails the wheel on this one, as long
-    # as something else in it runs here (docs/compat.md).
-    judged = [lv for lv in libs if not lv.specialised] or list(libs)
-    return SourceVerdict(source.path, source.kind, loading.worst(lv.verdict for lv in judged), libs)
+    device, _ = effective_arch(target)
+    unread = tuple(str(p) for p in source.problems) + tuple(
+        f"{b.path}: {a}" for b in source.binaries for a in b.anomalies
+    )
+    return judge_wheel(source.path, source.kind, libs, device, cuda=cuda, unread=unread)
 
 
-def evaluate(inventory: Inventory, target: Target, *, strict: bool = False) -> TargetReport:
-    """Every source of ``inventory`` on ``target``; the report's verdict is the worst."""
-    sources = tuple(_evaluate_source(s, target, strict) for s in inventory.sources)
+def evaluate(
+    inventory: Inventory,
+    target: Target,
+    *,
+    strict: bool = False,
+    cuda: tuple[int, int] | None = None,
+) -> TargetReport:
+    """Every source of ``inventory`` on ``target``.  ``cuda``: the CUDA version of the
+    process that loads them (torch.version.cuda), which picks among run-time
+    alternatives (docs/compat.md#run-time-alternatives)."""
+    sources = tuple(_evaluate_source(s, target, strict, cuda) for s in inventory.sources)
     device, rename_note = effective_arch(target)
     notes: list[str] = []
     if rename_note:
         notes.append(rename_note)
-    cuda = driver_cuda_version(target.driver) if target.driver else None
-    knows = driver_knows_gpu(target.arch, cuda)
+    drv_cuda = driver_cuda_version(target.driver) if target.driver else None
+    knows = driver_knows_gpu(target.arch, drv_cuda)
     if knows:
         notes.append(knows)
-    if target.driver is not None and cuda is None:
+    if target.driver is not None and drv_cuda is None:
         notes.append(f"{target.driver} is older than every CUDA release in the catalog")
     if target.driver is None and any(
         lv.verdict is Verdict.PTX_JIT or lv.runtime is not None
@@ -206,7 +194,10 @@ def evaluate(inventory: Inventory, target: Target, *, strict: bool = False) -> T
     unread = tuple(str(p) for p in inventory.problems) + tuple(
         f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies
     )
-    return TargetReport(target, device, verdict, sources, tuple(notes), unread)
+    state = combine_states(s.state for s in sources)
+    if unread and state in (WheelState.RUNS, WheelState.DEPENDS, WheelState.NOTHING):
+        state = WheelState.UNKNOWN
+    return TargetReport(target, device, verdict, sources, tuple(notes), unread, state)
 
 
 # ---------------------------------------------------------------------------- matrix
@@ -222,11 +213,18 @@ class Matrix:
     reports: tuple[TargetReport, ...]
 
     def row_runs(self, i: int) -> bool:
-        return all(v is None or v.runs for v in self.cells[i])
+        """The row's GPU runs what was read (the roll-up's answer, not any one cell)."""
+        return self.reports[i].runs
 
 
-def matrix(inventory: Inventory, targets: Sequence[Target], *, strict: bool = False) -> Matrix:
-    reports = tuple(evaluate(inventory, t, strict=strict) for t in targets)
+def matrix(
+    inventory: Inventory,
+    targets: Sequence[Target],
+    *,
+    strict: bool = False,
+    cuda: tuple[int, int] | None = None,
+) -> Matrix:
+    reports = tuple(evaluate(inventory, t, strict=strict, cuda=cuda) for t in targets)
     columns: list[str] = []
     for r in reports:
         for s in r.sources:

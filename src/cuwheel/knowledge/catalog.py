@@ -32,7 +32,15 @@ from cuwheel.knowledge.cuda import (
     parse_version,
 )
 from cuwheel.knowledge.gpus import Gpu, GpuMatch, Product, load_gpus, search_gpus
-from cuwheel.knowledge.packages import Carrier, Component, load_carriers, load_packages, match_lib
+from cuwheel.knowledge.packages import (
+    Carrier,
+    Component,
+    PackageLibraries,
+    load_carriers,
+    load_package_libraries,
+    load_packages,
+    match_lib,
+)
 from cuwheel.model.arch import Arch
 
 __all__ = [
@@ -96,6 +104,11 @@ class Catalog:
     cmake: CMakeConsumer
     meta: tuple[DataSource, ...]
     carriers: tuple[Carrier, ...] = ()
+    package_libraries: tuple[PackageLibraries, ...] = ()
+
+    def package_of(self, library: str, os: str | None) -> PackageLibraries | None:
+        """The Python package (not NVIDIA's) whose library ``library`` is, if recorded."""
+        return next((p for p in self.package_libraries if p.ships(library, os)), None)
 
     def carrier(self, name: str) -> Carrier | None:
         """The carrier package ``name`` (canonical), if the catalog records one."""
@@ -229,6 +242,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     )
     torch, cmake, tmeta = load_consumers(tables["consumers.toml"], chks["consumers.toml"])
     carriers = load_carriers(tables["packages.toml"], chks["packages.toml"], comps)
+    pkg_libs = load_package_libraries(tables["packages.toml"], chks["packages.toml"])
     for chk in chks.values():
         problems.extend(chk.problems)
     known = {g.arch for g in gpus}
@@ -247,7 +261,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     metas = tuple(m for m in (gmeta, cmeta, pmeta, tmeta) if m is not None)
     return Catalog(
         gpus, rels, compat, renames, platforms, unreleased, comps, drv_l, drv_w, not_drv,
-        torch, cmake, metas, carriers,
+        torch, cmake, metas, carriers, pkg_libs,
     )  # fmt: skip
 
 

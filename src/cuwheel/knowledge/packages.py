@@ -12,7 +12,10 @@ from typing import Any
 from cuwheel._validate import Checker
 from cuwheel.knowledge._load import DataSource, read_meta, source_mark, tables
 
-__all__ = ["Carrier", "Component", "load_carriers", "load_packages", "match_lib"]
+__all__ = [
+    "Carrier", "CarrierBuild", "Component", "PackageLibraries", "load_carriers",
+    "load_package_libraries", "load_packages", "match_lib",
+]  # fmt: skip
 
 
 def match_lib(name: str, pattern: str) -> bool:
@@ -159,11 +162,58 @@ class Carrier:
     os: tuple[str, ...]
     components: tuple[str, ...]  # Component.name values
     source: str
+    builds: tuple[CarrierBuild, ...] = ()  # packages.toml [[carrier_build]]
+
+    def build_majors(self, platform: str) -> dict[str, int]:
+        """Release -> the CUDA major of its default PyPI wheel on ``platform`` (0: CPU-only);
+        releases the data does not list are absent."""
+        return {r: b.cuda for b in self.builds if b.platform == platform for r in b.releases}
+
+
+@dataclass(frozen=True)
+class CarrierBuild:
+    """Releases of a carrier whose default PyPI wheel for one platform ships one CUDA major
+    (``cuda`` 0: CPU-only), read from the wheels' METADATA and version file."""
+
+    platform: str  # a cuda.toml platform name ("linux-x86_64")
+    cuda: int
+    releases: tuple[str, ...]
+    source: str
+
+
+def _load_builds(data: Mapping[str, Any], chk: Checker) -> dict[str, list[CarrierBuild]]:
+    from packaging.version import InvalidVersion, Version
+
+    out: dict[str, list[CarrierBuild]] = {}
+    seen: dict[tuple[str, str, str], int] = {}
+    for i, raw in enumerate(tables(data, "carrier_build", chk)):
+        where = f"carrier_build[{i}]"
+        f = chk.fields(raw, where, {"name": str, "platform": str, "cuda": int,
+                                    "releases": list, "source": str, "note": str})
+        if len(f) < 6:
+            continue
+        if f["cuda"] < 0:
+            chk.problem(where, f"cuda must be a CUDA major or 0 (CPU-only): {f['cuda']}")
+        for r in f["releases"]:
+            try:
+                Version(str(r))
+            except InvalidVersion:
+                chk.problem(where, f"release {r!r} is no version")
+            key = (f["name"], f["platform"], str(r))
+            if key in seen:
+                chk.problem(where, f"release {r} on {f['platform']} is listed twice")
+            seen[key] = i
+        out.setdefault(f["name"], []).append(CarrierBuild(
+            f["platform"], f["cuda"], tuple(str(r) for r in f["releases"]),
+            source_mark(chk, where, f["source"]),
+        ))  # fmt: skip
+    return out
 
 
 def load_carriers(data: Mapping[str, Any], chk: Checker, components: tuple[Component, ...]
                   ) -> tuple[Carrier, ...]:
     known = {c.name for c in components}
+    builds = _load_builds(data, chk)
     out = []
     for i, raw in enumerate(tables(data, "carrier", chk)):
         f = chk.fields(raw, f"carrier[{i}]", {"name": str, "os": list, "components": list,
@@ -176,5 +226,47 @@ def load_carriers(data: Mapping[str, Any], chk: Checker, components: tuple[Compo
         for o in f["os"]:
             if o not in ("linux", "windows"):
                 chk.problem(f"carrier {f['name']}", f"os must be linux or windows: {o!r}")
-        out.append(Carrier(f["name"], tuple(f["os"]), tuple(f["components"]), f["source"]))
+        out.append(Carrier(f["name"], tuple(f["os"]), tuple(f["components"]), f["source"],
+                           tuple(builds.pop(f["name"], ()))))
+    for name in builds:
+        chk.problem("carrier_build", f"{name!r} is no [[carrier]]")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PackageLibraries:
+    """Libraries a Python package that is not NVIDIA's ships and its dependents link
+    (packages.toml ``[[package_library]]``): linking one means requiring the package."""
+
+    name: str  # canonical distribution name
+    linux: tuple[str, ...]  # file name patterns
+    windows: tuple[str, ...]
+    source: str
+    # Patterns of the package's dynamic symbols whose ABI is one release's (torch's C++ API
+    # c10:: / at:: / torch::): a binary importing them is bound to the release it was
+    # built against.
+    release_bound_symbols: tuple[str, ...] = ()
+
+    def release_bound(self, symbol: str) -> bool:
+        return any(fnmatch.fnmatchcase(symbol, p) for p in self.release_bound_symbols)
+
+    def ships(self, library: str, os: str | None) -> bool:
+        names = self.linux if os == "linux" else self.windows if os == "windows" else ()
+        return any(match_lib(library, p) for p in names)
+
+
+def load_package_libraries(data: Mapping[str, Any], chk: Checker
+                           ) -> tuple[PackageLibraries, ...]:
+    out = []
+    for i, raw in enumerate(tables(data, "package_library", chk)):
+        where = f"package_library[{i}]"
+        f = chk.fields(raw, where, {"name": str, "linux": list, "windows": list,
+                                    "source": str, "note": str},
+                       {"release_bound_symbols": list, "release_bound_note": str})
+        if not {"name", "linux", "windows", "source"} <= f.keys():
+            continue
+        out.append(PackageLibraries(
+            f["name"], tuple(f["linux"]), tuple(f["windows"]),
+            source_mark(chk, where, f["source"]), tuple(f.get("release_bound_symbols", ())),
+        ))  # fmt: skip
     return tuple(out)

@@ -15,6 +15,7 @@ from cuwheel.model.arch import Arch
 __all__ = [
     "ArchCoverage",
     "Binary",
+    "BuildRecord",
     "CodeKind",
     "Compression",
     "FatbinContainer",
@@ -228,6 +229,16 @@ class Binary:
 
 
 @dataclass(frozen=True)
+class BuildRecord:
+    """A package release a wheel says its binaries were built against, and the member that
+    says so (xformers' ``xformers/cpp_lib.json``: ``"torch": "2.10.0+cu128"``)."""
+
+    member: str
+    package: str  # canonical distribution name: "torch"
+    version: str  # as written, cut to MAX_NAME characters
+
+
+@dataclass(frozen=True)
 class WheelInfo:
     """What a wheel's name and dist-info say (facts, not judged)."""
 
@@ -240,6 +251,7 @@ class WheelInfo:
     # no readable WHEEL file (the tags above come from the file name).
     wheel_file_tags: tuple[str, ...] | None = None
     requires_python: str | None = None  # METADATA Requires-Python, as written
+    build_records: tuple[BuildRecord, ...] = ()  # what the wheel says it was built against
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ together so that every field is checked where it is used.
 from __future__ import annotations
 
 import bz2
+import json
 import lzma
 import os
 import stat
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cuwheel.errors import InputError
-from cuwheel.model.inventory import Binary, Problem, WheelInfo
+from cuwheel.model.inventory import Binary, BuildRecord, Problem, WheelInfo
 from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
 from cuwheel.read.stream import Chunk, FileBuffer
 
@@ -620,6 +621,7 @@ def wheel_info(wf: WheelFile) -> tuple[WheelInfo | None, list[Problem]]:
             if name == base:
                 name = str(msg.get("Name", base))
     wheel_tags = _wheel_file_tags(wf, meta_name, problems)
+    records = _build_records(wf, problems)
     local = None
     if vstr:
         try:
@@ -628,9 +630,42 @@ def wheel_info(wf: WheelFile) -> tuple[WheelInfo | None, list[Problem]]:
             local = None
     info = WheelInfo(
         name=str(name), version=vstr, tags=tag_list, requires_dist=requires, local_version=local,
-        wheel_file_tags=wheel_tags, requires_python=requires_python,
+        wheel_file_tags=wheel_tags, requires_python=requires_python, build_records=records,
     )
     return info, problems
+
+
+# Files recording the build (xformers' cpp_lib.json is under 1 KiB); bigger ones are not read.
+MAX_RECORD_FILE = 64 << 10
+MAX_RECORDS = 16
+
+
+def _build_records(wf: WheelFile, problems: list[Problem]) -> tuple[BuildRecord, ...]:
+    """What the wheel records it was built against: xformers' ``<pkg>/cpp_lib.json``
+    (``{"version": {"torch": "2.10.0+cu128", "cuda": 1208, ...}, ...}``, written by its
+    setup.py into every wheel since 0.0.2x).  A file that is not that JSON is no record."""
+    from cuwheel.read.stream import MAX_NAME
+
+    out: list[BuildRecord] = []
+    for name in wf.infos:
+        if name.count("/") != 1 or not name.endswith("/cpp_lib.json"):
+            continue
+        try:
+            raw = wf.read_small(name, MAX_RECORD_FILE)
+        except InputError as exc:
+            problems.append(Problem(exc.path, exc.problem))
+            continue
+        try:
+            data = json.loads(raw) if raw is not None else None
+        except (ValueError, RecursionError):
+            continue
+        version = data.get("version") if isinstance(data, dict) else None
+        torch = version.get("torch") if isinstance(version, dict) else None
+        if isinstance(torch, str) and torch.strip():
+            out.append(BuildRecord(name, "torch", torch.strip()[:MAX_NAME]))
+            if len(out) >= MAX_RECORDS:
+                break
+    return tuple(out)
 
 
 # A WHEEL file is a few hundred bytes; one bigger than this is not read.

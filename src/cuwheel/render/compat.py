@@ -9,18 +9,23 @@ from typing import Any
 
 from cuwheel.compat import (
     ContainerVerdict,
+    GroupVerdict,
     LibraryVerdict,
     Matrix,
+    SourceVerdict,
     Target,
     TargetReport,
     Verdict,
+    WheelState,
 )
 from cuwheel.model.inventory import member_of
 from cuwheel.render.envelope import envelope
 from cuwheel.render.escape import escape_lines, xml_text
+from cuwheel.rules.rollup import combine_states
 
 __all__ = [
     "COLORS",
+    "exit_code",
     "matrix_json",
     "matrix_svg",
     "matrix_text",
@@ -35,6 +40,8 @@ COLORS = {
     Verdict.NATIVE: "#2e7d32",
     Verdict.COMPATIBLE: "#66bb6a",
     Verdict.PTX_JIT: "#fbc02d",
+    Verdict.OTHER_GPUS: "#b0bec5",
+    Verdict.DEPENDS: "#ffe082",
     Verdict.PARTIAL: "#fb8c00",
     Verdict.DRIVER: "#8e24aa",
     Verdict.NO_CODE: "#c62828",
@@ -100,6 +107,36 @@ def _library_json(lv: LibraryVerdict, source: str, containers: bool) -> dict[str
     return out
 
 
+def _group_json(g: GroupVerdict) -> dict[str, Any]:
+    return {
+        "members": [a.path.rsplit("!", 1)[-1] for a in g.members],
+        "verdict": g.verdict.value,
+        "reason": g.reason,
+        "chosen": g.chosen,
+        "running": list(g.running),
+        "not_for_this_gpu": list(g.not_for),
+        "failing": list(g.failing),
+    }
+
+
+def _source_json(s: SourceVerdict, containers: bool) -> dict[str, Any]:
+    def rel(lv: LibraryVerdict) -> str:
+        return member_of(s.path, lv.path) or lv.path
+
+    return {
+        "path": s.path,
+        "kind": s.kind,
+        "state": s.state.value,
+        "reason": s.reason,
+        "verdict": s.verdict.value if s.verdict else None,
+        "culprits": [rel(lv) for lv in s.culprits],
+        "depends_on_dispatch": [rel(lv) for lv in s.doubtful],
+        "for_other_gpus": [rel(lv) for lv in s.other_gpus],
+        "alternatives": [_group_json(g) for g in s.groups],
+        "libraries": [_library_json(lv, s.path, containers) for lv in s.libraries],
+    }
+
+
 def report_json(reports: Sequence[TargetReport], *, containers: bool = False) -> dict[str, Any]:
     """The ``cuwheel-compat`` document (data/compat.schema.json); library paths are
     relative to their source."""
@@ -109,27 +146,27 @@ def report_json(reports: Sequence[TargetReport], *, containers: bool = False) ->
             False if not all(r.runs for r in reports)
             else True if all(r.known for r in reports) else None
         ),
+        "state": combine_states(r.state for r in reports).value,
+        "exit_code": exit_code(reports),
         "targets": [
             {
                 "target": _target_json(r.target),
                 "device_cc": r.device.cc,
+                "state": r.state.value,
                 "verdict": r.verdict.value if r.verdict else None,
                 "runs": r.runs if r.known or not r.runs else None,
                 "unread": list(r.unread),
                 "notes": list(r.notes),
-                "sources": [
-                    {
-                        "path": s.path,
-                        "kind": s.kind,
-                        "verdict": s.verdict.value if s.verdict else None,
-                        "libraries": [_library_json(lv, s.path, containers) for lv in s.libraries],
-                    }
-                    for s in r.sources
-                ],
+                "sources": [_source_json(s, containers) for s in r.sources],
             }
             for r in reports
         ],
     }
+
+
+def exit_code(reports: Sequence[TargetReport]) -> int:
+    """The documented exit status of a compat answer (docs/compat.md#wheel-verdicts)."""
+    return combine_states(r.state for r in reports).exit_code
 
 
 def _counts_text(lv: LibraryVerdict) -> str:
@@ -140,50 +177,112 @@ def _counts_text(lv: LibraryVerdict) -> str:
     return f"{len(lv.containers)} containers: " + ", ".join(parts)
 
 
+def _name(s: SourceVerdict, lv: LibraryVerdict) -> str:
+    return member_of(s.path, lv.path) or short_path(lv.path)
+
+
+def _headline(r: TargetReport) -> str:
+    t = r.target
+    drv = f" with {t.driver}" if t.driver else ""
+    head = f"{t.label}{drv}: {r.state.heading}"
+    if r.state is WheelState.NOTHING:
+        return head + " (no device code, no CUDA runtime linked)"
+    if r.state is WheelState.UNKNOWN and r.unread:
+        return head + f": {len(r.unread)} input(s) could not be read"
+    named = [short_path(lv.path) for lv in r.culprits]
+    named += [
+        short_path(g.members[0].path) + " (every variant)"
+        for s in r.sources
+        for g in s.groups
+        if g.verdict in (Verdict.PARTIAL, Verdict.DRIVER, Verdict.NO_CODE, Verdict.PLATFORM)
+    ]
+    if not named and r.state is WheelState.DEPENDS:
+        named = [short_path(lv.path) for s in r.sources for lv in s.doubtful]
+    if named:
+        return head + " " + ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(
+            named) > 3 else "")
+    how = worst_how(r)
+    return head + (f" ({how.value})" if how else "")
+
+
+def worst_how(r: TargetReport) -> Verdict | None:
+    hows = [s.how for s in r.sources if s.how is not None]
+    return max(hows, key=lambda v: v.rank, default=None)
+
+
+def _library_lines(s: SourceVerdict, lv: LibraryVerdict, verbose: bool) -> list[str]:
+    lines = [f"    {_name(s, lv)}: {lv.verdict.value}", f"        {lv.reason}"]
+    ct = _counts_text(lv)
+    if ct and (verbose or len(lv.containers) > 1):
+        lines.append(f"        {ct}")
+    if lv.runtime is not None and lv.runtime.reason != lv.reason and (
+        verbose or not lv.runtime.ok
+    ):
+        lines.append(f"        runtime: {lv.runtime.reason}")
+    if verbose:
+        for c in lv.containers:
+            v = c.verdict.value if c.verdict else "-"
+            ign = f" [ignored: {c.ignored}]" if c.ignored else ""
+            lines.append(
+                f"          @{c.offset:#x} {','.join(c.codes) or '(empty)'}: {v} - {c.reason}{ign}"
+            )
+    return lines
+
+
+def _source_lines(s: SourceVerdict, verbose: bool) -> list[str]:
+    if not s.libraries:
+        return [f"  {s.path}: nothing CUDA"]
+    # The reason names the culprit; its own lines follow, so the source line is short then.
+    said = bool(s.culprits or s.doubtful)
+    lines = [f"  {s.path}: {s.state.value}" + ("" if said else f": {s.reason}")]
+    grouped = {a.path for g in s.groups for a in g.members}
+    shown: set[str] = set()
+    for lv in (*s.culprits, *s.doubtful):  # the culprits first
+        lines += _library_lines(s, lv, verbose)
+        shown.add(lv.path)
+    for g in s.groups:
+        label = short_path(g.members[0].path)
+        lines.append(f"    {label} and {len(g.members) - 1} alternative(s): {g.verdict.value}")
+        lines.append(f"        {g.reason}")
+    if s.other_gpus and not verbose:
+        names = [_name(s, lv) for lv in s.other_gpus]
+        lines.append(
+            f"    for other GPUs ({len(names)}, arch- or family-specific modules): "
+            + ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        )
+        shown.update(lv.path for lv in s.other_gpus)
+    rest = [lv for lv in s.libraries if lv.path not in shown and lv.path not in grouped]
+    if verbose:
+        for lv in rest:
+            lines += _library_lines(s, lv, verbose)
+        for g in s.groups:
+            for lv in s.libraries:
+                if lv.path in {a.path for a in g.members}:
+                    lines += _library_lines(s, lv, verbose)
+    elif rest:
+        counts: dict[str, int] = {}
+        for lv in rest:
+            counts[lv.verdict.value] = counts.get(lv.verdict.value, 0) + 1
+        if len(rest) == 1:
+            lines += _library_lines(s, rest[0], verbose)
+        else:
+            parts = ", ".join(f"{n} {v}" for v, n in counts.items())
+            lines.append(f"    {len(rest)} other libraries: {parts} (-v lists them)")
+    return lines
+
+
 def report_text(reports: Sequence[TargetReport], *, verbose: bool = False) -> str:
+    """The answer first, naming the culprit and the GPU as the user typed it; then per
+    source the culprits, alternatives and modules for other GPUs; the rest behind -v."""
     lines: list[str] = []
     for r in reports:
-        t = r.target
-        drv = f" with {t.driver}" if t.driver else ""
-        if not r.runs:
-            head = f"DOES NOT RUN (worst: {r.verdict.value if r.verdict else '-'})"
-        elif not r.known:
-            head = f"UNKNOWN: {len(r.unread)} input(s) could not be read"
-        elif r.verdict is None:
-            head = "nothing CUDA found (no device code, no CUDA runtime linked)"
-        else:
-            head = f"RUNS (worst: {r.verdict.value})"
-        lines.append(f"{t.label}{drv}: {head}")
+        lines.append(_headline(r))
         for u in r.unread:
             lines.append(f"  unread: {u}")
+        for s in r.sources:
+            lines += _source_lines(s, verbose)
         for n in r.notes:
             lines.append(f"  note: {n}")
-        for s in r.sources:
-            if not s.libraries:
-                lines.append(f"  {s.path}: nothing CUDA")
-                continue
-            lines.append(f"  {s.path}: {s.verdict.value if s.verdict else '-'}")
-            for lv in s.libraries:
-                inner = member_of(s.path, lv.path) or short_path(lv.path)
-                lines.append(f"    {inner}: {lv.verdict.value}")
-                lines.append(f"        {lv.reason}")
-                ct = _counts_text(lv)
-                if ct and (verbose or len(lv.containers) > 1):
-                    lines.append(f"        {ct}")
-                if (
-                    lv.runtime is not None
-                    and lv.runtime.reason != lv.reason
-                    and (verbose or not lv.runtime.ok)
-                ):
-                    lines.append(f"        runtime: {lv.runtime.reason}")
-                if verbose:
-                    for c in lv.containers:
-                        v = c.verdict.value if c.verdict else "-"
-                        ign = f" [ignored: {c.ignored}]" if c.ignored else ""
-                        lines.append(
-                            f"          @{c.offset:#x} {','.join(c.codes) or '(empty)'}: "
-                            f"{v} - {c.reason}{ign}"
-                        )
         lines.append("")
     return escape_lines(lines[:-1])
 

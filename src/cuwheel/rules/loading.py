@@ -40,14 +40,19 @@ __all__ = [
 class Verdict(str, Enum):
     """What happens when code meets a GPU, best first; ``rank`` orders them.
 
-    Containers get NATIVE ... NO_CODE; HOST, PARTIAL and PLATFORM describe a library as a
-    whole.
+    Containers get NATIVE ... NO_CODE; HOST, OTHER_GPUS, DEPENDS, PARTIAL and PLATFORM
+    describe a library as a whole.
     """
 
     HOST = "host code only"  # links a CUDA runtime but carries no device code
     NATIVE = "native SASS"
     COMPATIBLE = "compatible SASS"
     PTX_JIT = "PTX JIT"
+    # Library level only (docs/compat.md#from-containers-to-a-wheel): a module built for
+    # other GPUs alone; a library that runs only if its host code picks kernels by CC;
+    # one where some kernels have no code for the GPU.
+    OTHER_GPUS = "for other GPUs"
+    DEPENDS = "depends on dispatch"
     PARTIAL = "partial"  # some containers run, others miss code for it (library level only)
     DRIVER = "driver too old"
     NO_CODE = "no code"
@@ -80,6 +85,8 @@ _SHORT = {
     Verdict.NATIVE: "native",
     Verdict.COMPATIBLE: "compat",
     Verdict.PTX_JIT: "JIT",
+    Verdict.OTHER_GPUS: "other",
+    Verdict.DEPENDS: "depends",
     Verdict.PARTIAL: "partial",
     Verdict.DRIVER: "driver",
     Verdict.NO_CODE: "-",

@@ -7,8 +7,9 @@ Fields (docs/scan.md): ``record_version``, ``input`` (the path or URL as given, 
 field that depends on where the wheel was found), ``wheel`` (filename, name, version,
 tags, sha256, size), ``tool``, ``options``, ``inventory`` (the wheel's source as
 ``cuwheel inspect --json`` writes it, paths relative to the wheel; per binary without
-its containers unless ``detail="containers"``), ``check`` (the audit-mode verdict, or
-None) and ``error`` (why the wheel could not be judged, or None).
+its containers unless ``detail="containers"``), ``gpus`` (per GPU of the catalog, the
+wheel's state by the one roll-up: :func:`gpu_states`), ``check`` (the audit-mode
+verdict, or None) and ``error`` (why the wheel could not be judged, or None).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = [
     "with_input",
 ]
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 _HASH_READ = 4 << 20
 
 
@@ -133,9 +134,34 @@ def _content(
         "options": opts.as_dict(),
         "wheel": wheel,
         "inventory": inv,
+        "gpus": gpu_states(source),
         "check": check,
         "error": error,
     }
+
+
+PLATFORM = "wrong platform"  # no machine of the wheel's platform carries the GPU
+
+
+def gpu_states(source: Source) -> dict[str, str] | None:
+    """Per GPU of the catalog (``sm_XY``), the wheel's state by the one roll-up
+    (rules/rollup.py: ``runs``, ``runs except``, ...), or ``wrong platform``; None when
+    the wheel has nothing CUDA.  No driver: its gates are compat's question."""
+    from cuwheel.compat import Verdict, WheelState, catalog_targets, evaluate
+    from cuwheel.model.inventory import Inventory
+
+    inv = Inventory((source,))
+    out: dict[str, str] = {}
+    for t in catalog_targets():
+        (s,) = evaluate(inv, t).sources
+        if s.state is WheelState.NOTHING or not any(lv.has_device_code for lv in s.libraries):
+            return None
+        culprits = [lv.verdict for lv in s.culprits]
+        if culprits and all(v is Verdict.PLATFORM for v in culprits):
+            out[t.arch.sass] = PLATFORM
+        else:
+            out[t.arch.sass] = s.state.value
+    return out
 
 
 def _relative(obj: Any, path: str, filename: str) -> Any:
@@ -202,6 +228,7 @@ def error_record(input_: str, filename: str, sha256: str | None, message: str,
         "wheel": {"filename": filename, "name": None, "version": None, "tags": [],
                   "sha256": sha256, "size": None},
         "inventory": None,
+        "gpus": None,
         "check": None,
         "error": message,
         "input": input_,

@@ -2,12 +2,10 @@
 check findings by code; as text, JSON or a self-contained HTML page with the support
 matrix (one row per wheel, one column per GPU compute capability).
 
-Coverage here is by loading rules per library (docs/cuda.md#loading-rules): a GPU is
-``sass`` for a wheel when every library with device code carries a cubin that runs on
-it, ``ptx`` when every one has a cubin or PTX that JIT-compiles for it (some only PTX),
-``partial`` when some libraries have neither, ``none`` when no library has code for it.
-Containers are not looked at one by one here; ``cuwheel check`` (the records' ``check``)
-does that.
+Coverage is not judged here: each record carries, per GPU, the wheel's state from the
+one roll-up (rules/rollup.py, the answer ``cuwheel compat`` gives: ``runs``, ``runs
+except``, ``depends on dispatch``, ``does not run``), or ``wrong platform`` where no
+machine of the wheel's platform carries the GPU.  The summary counts them.
 """
 
 from __future__ import annotations
@@ -23,7 +21,8 @@ from cuwheel.render.envelope import ENVELOPE_KEYS, envelope
 __all__ = ["FORMATS", "read_records", "render", "summarize"]
 
 FORMATS = ("text", "json", "html")
-_STATES = ("sass", "ptx", "partial", "none", "platform")
+_STATES = ("runs", "runs except", "depends on dispatch", "does not run", "unknown",
+           "wrong platform")
 
 
 def read_records(paths: Iterable[str]) -> list[dict[str, Any]]:
@@ -66,68 +65,9 @@ def _gpus() -> list[tuple[Any, str, tuple[str, ...] | None]]:
     return out
 
 
-def _platforms(rec: dict[str, Any]) -> set[str]:
-    """The row platforms (linux-x86_64 ...) of a wheel's platform tags."""
-    from cuwheel.knowledge import catalog
-
-    out = set()
-    for tag in (rec.get("wheel") or {}).get("tags") or []:
-        for plat in tag.rsplit("-", 1)[-1].split("."):
-            p = catalog.load_catalog().platform_for_wheel_tag(plat)
-            if p is not None:
-                out.add(p.name)
-    return out
-
-
-def _binary_state(b: dict[str, Any], device: Any, cache: dict[tuple[str, Any], bool]) -> str:
-    from cuwheel.model.arch import Arch
-    from cuwheel.rules.loading import ptx_fits, sass_fits
-
-    summ = b.get("summary") or {}
-    for s in summ.get("sass", []):
-        key = ("s" + s["target"], device)
-        if key not in cache:
-            cache[key] = sass_fits(Arch.parse(s["target"]), device)[0] > 0
-        if cache[key]:
-            return "sass"
-    for p in summ.get("ptx", []):
-        key = ("p" + p["target"], device)
-        if key not in cache:
-            cache[key] = ptx_fits(Arch.parse(p["target"]), device)[0]
-        if cache[key]:
-            return "ptx"
-    return "none"
-
-
-def _wheel_states(rec: dict[str, Any], gpus: list[tuple[Any, str, tuple[str, ...] | None]],
-                  cache: dict[tuple[str, Any], bool]) -> dict[str, str] | None:
-    inv = rec.get("inventory") or {}
-    libs = [b for b in inv.get("binaries", [])
-            if (b.get("summary") or {}).get("sass") or (b.get("summary") or {}).get("ptx")]
-    if not libs:
-        return None
-    out = {}
-    plats = _platforms(rec)
-    for arch, _, hosts in gpus:
-        if hosts is not None and plats and not plats & set(hosts):
-            out[arch.sass] = "platform"  # no machine of the wheel's platform has it
-            continue
-        states = {_binary_state(b, arch, cache) for b in libs}
-        if states == {"sass"}:
-            out[arch.sass] = "sass"
-        elif "none" not in states:
-            out[arch.sass] = "ptx"
-        elif states == {"none"}:
-            out[arch.sass] = "none"
-        else:
-            out[arch.sass] = "partial"
-    return out
-
-
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     """The summary document (JSON-ready, deterministic: sorted throughout)."""
     gpus = _gpus()
-    cache: dict[tuple[str, Any], bool] = {}
     wheels = []
     projects: dict[str, dict[str, Any]] = defaultdict(lambda: {
         "wheels": 0, "versions": set(), "platforms": set(), "passed": 0, "failed": 0,
@@ -163,7 +103,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             if f["code"] not in seen_codes:
                 seen_codes.add(f["code"])
                 c["wheels"] += 1
-        states = _wheel_states(rec, gpus, cache)
+        states = rec.get("gpus")
         if states is not None:
             p["device_code"] += 1
             for g, st in states.items():
@@ -224,8 +164,8 @@ def render(summary: dict[str, Any], fmt: str) -> str:
 def _shown(gpus: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The GPUs from the oldest that any wheel has code for up to the newest: older ones
     are columns of nothing but 'none'."""
-    first = next((k for k, g in enumerate(gpus) if g["sass"] or g["ptx"] or g["partial"]),
-                 len(gpus))
+    first = next((k for k, g in enumerate(gpus)
+                  if g["runs"] or g["runs except"] or g["depends on dispatch"]), len(gpus))
     return gpus[first:] if first < len(gpus) else gpus
 
 
@@ -234,24 +174,25 @@ def _text(s: dict[str, Any]) -> str:
         f"{s['wheels']} wheels: {s['with_device_code']} with device code, "
         f"{s['passed']} pass and {s['failed']} fail the audit, {s['errors']} unreadable",
         "",
-        "per GPU (wheels with device code: sass / ptx only / partial / none / "
-        "wrong platform)",
+        "per GPU (wheels with device code: runs / runs except / depends on dispatch / "
+        "does not run / unknown / wrong platform)",
     ]
     for g in _shown(s["gpus"]):
-        lines.append(f"  {g['arch']:<8} {g['sass']:>5} {g['ptx']:>5} {g['partial']:>5} "
-                     f"{g['none']:>5} {g['platform']:>5}  {g['label']}")
+        lines.append("  " + f"{g['arch']:<8}" + "".join(f"{g[x]:>6}" for x in _STATES)
+                     + f"  {g['label']}")
     lines += ["", "per project"]
     for name, p in s["projects"].items():
         top = ", ".join(f"{k} x{v}" for k, v in sorted(p["findings"].items(),
                                                        key=lambda kv: (-kv[1], kv[0]))[:6])
         shown = {g["arch"] for g in _shown(s["gpus"])}
         no = [g for g, c in p["gpus"].items()
-              if g in shown and c["none"] and c["none"] + c["platform"] == p["device_code"]]
+              if g in shown and c["does not run"]
+              and c["does not run"] + c["wrong platform"] == p["device_code"]]
         n = p["wheels"]
         lines.append(f"  {name}: {n} wheel{'' if n == 1 else 's'} ({', '.join(p['versions'])}); "
                      f"{p['passed']} pass, {p['failed']} fail; {p['device_code']} with device code")
         if no and p["device_code"]:
-            lines.append(f"    no code for: {' '.join(no)}")
+            lines.append(f"    runs on none of its wheels: {' '.join(no)}")
         if top:
             lines.append(f"    findings: {top}")
     lines += ["", "findings by code (findings, wheels, projects)"]
@@ -265,11 +206,21 @@ _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:2px 6px}
 th{background:#f3f3f3;position:sticky;top:0}td.c{text-align:center;font-size:12px}
-.sass{background:#7bc47f}.ptx{background:#c9e4a6}.partial{background:#f6d77a}
+.runs{background:#7bc47f}.except{background:#f6d77a}.depends{background:#fbe9a8}
 .none{background:#f0a3a3}.na{background:#eee;color:#999}.num{text-align:right}
 .platform{background:#ddd;color:#666}
 th.g{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}
 """
+
+
+_CELL = {
+    "runs": ("runs", "runs"),
+    "runs except": ("except", "except"),
+    "depends on dispatch": ("depends", "depends"),
+    "does not run": ("none", "no"),
+    "unknown": ("na", "?"),
+    "wrong platform": ("platform", "n/a"),
+}
 
 
 def _html(s: dict[str, Any]) -> str:
@@ -280,10 +231,12 @@ def _html(s: dict[str, Any]) -> str:
            f"<p>{s['wheels']} wheels, {s['with_device_code']} with device code; "
            f"{s['passed']} pass and {s['failed']} fail the audit; "
            f"{s['errors']} unreadable.</p>",
-           "<p>Cells: <span class='sass'>sass</span> every library has a cubin that runs; "
-           "<span class='ptx'>ptx</span> some only through PTX JIT; "
-           "<span class='partial'>partial</span> some libraries have no code; "
-           "<span class='none'>none</span> no code; "
+           "<p>Cells, the answer <code>cuwheel compat</code> gives: "
+           "<span class='runs'>runs</span>; "
+           "<span class='except'>except</span> runs except named modules; "
+           "<span class='depends'>depends</span> runs only if named libraries pick kernels "
+           "by compute capability; "
+           "<span class='none'>no</span> does not run; "
            "<span class='platform'>n/a</span> no machine of the wheel's platform has "
            "this GPU; "
            "<span class='na'>-</span> no device code in the wheel.</p>",
@@ -298,8 +251,7 @@ def _html(s: dict[str, Any]) -> str:
                    f"<td title='{title}'>{verdict}</td>")
         for g in gpus:
             st = (w["gpus"] or {}).get(g["arch"])
-            cls = st or "na"
-            text = {"platform": "n/a", None: "-"}.get(st, st)
+            cls, text = _CELL.get(st or "", ("na", "-"))
             out.append(f"<td class='c {cls}' title='{escape(g['arch'])}'>{text}</td>")
         out.append("</tr>")
     out.append("</table><h2>Per GPU</h2><table><tr><th>arch</th><th>GPU</th>"

@@ -1,0 +1,627 @@
+"""The one roll-up: container verdicts -> a library -> run-time alternatives -> a wheel ->
+an environment (docs/compat.md#from-containers-to-a-wheel).
+
+compat, check's device-code findings, scan's summary, ``init --from`` and the doctor all
+ask here; nothing else judges coverage.  A library's containers are loaded one by one.
+When some load on a GPU and others do not, the others are one of three things:
+
+- **for other GPUs**: arch- or family-specific code, code for newer GPUs, or one
+  container per architecture of a library that keeps each architecture apart (NVIDIA's
+  own libraries).  The library dispatches around them.
+- **missing**: code for older GPUs only, in a library built before this GPU existed (its
+  newest toolkit did not know the architecture): its host code cannot have been written to
+  pick other kernels here, and calling them is the "no kernel image" error.
+- **in doubt**: code for older GPUs only, in a library whose toolkit knew this GPU.  The
+  same bytes come from a library that picks kernels by compute capability (it runs) and
+  from one that calls every kernel (it fails); only the host code tells.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from cuwheel.knowledge import catalog
+from cuwheel.knowledge.cuda import Release
+from cuwheel.model.arch import Arch
+from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer
+from cuwheel.rules.loading import ContainerVerdict, Verdict, counted_containers, is_tegra, worst
+from cuwheel.rules.runtime import RuntimeCheck, runtime_majors
+
+__all__ = [
+    "DISPATCH_ARCH_SETS",
+    "Alternative",
+    "GroupVerdict",
+    "LibraryJudgement",
+    "LibraryVerdict",
+    "WheelState",
+    "WheelVerdict",
+    "alternatives",
+    "builder_knows",
+    "combine_states",
+    "dispatches_by_arch",
+    "judge_group",
+    "judge_library",
+    "judge_wheel",
+    "per_architecture_build",
+    "specialised_only",
+]
+
+# A library whose containers come in this many different SASS architecture sets picks its
+# kernels by architecture at run time (when its toolkit knew the GPU).  Measured on real
+# wheels (docs/compat.md#dispatch-threshold): NVIDIA's cuBLAS / cuBLASLt / cuDNN /
+# cuSPARSELt / cuFFT have 10 to 35 sets; extension modules built from one arch list (torch,
+# xformers, vLLM, bitsandbytes, CuPy, JAX) have 1 to 4.
+DISPATCH_ARCH_SETS = 8
+
+
+# ---------------------------------------------------------------------------- evidence
+
+
+def specialised_only(binary: Binary) -> bool:
+    """Every SASS / PTX entry of the binary is arch- or family-specific (``sm_90a``,
+    ``sm_100f``): a module built for those GPUs alone (vLLM's FlashMLA, flash-attention's
+    Hopper module), which its package loads only there."""
+    entries = [
+        e for c in binary.containers for e in c.entries if e.kind in (CodeKind.SASS, CodeKind.PTX)
+    ]
+    return bool(entries) and all(e.arch.variant for e in entries)
+
+
+def _sass_sets(binary: Binary) -> set[frozenset[Arch]]:
+    return {
+        frozenset(e.arch for e in c.entries if e.kind is CodeKind.SASS)
+        for _, c in counted_containers(binary)
+    }
+
+
+def dispatches_by_arch(binary: Binary) -> bool:
+    """The binary's counted containers come in at least :data:`DISPATCH_ARCH_SETS`
+    different SASS architecture sets: a library that keeps kernels per architecture and
+    chooses among them."""
+    return len(_sass_sets(binary)) >= DISPATCH_ARCH_SETS
+
+
+def per_architecture_build(binary: Binary, device: Arch) -> bool:
+    """Every counted container with plain SASS holds exactly one plain architecture, there
+    are several of them, and one of them is exactly this GPU's: the library builds each
+    architecture apart (cuFFT, cuSPARSE), so the kernels of a container for another GPU are
+    also in this GPU's own container."""
+    archs: set[Arch] = set()
+    for _, c in counted_containers(binary):
+        plain = {e.arch for e in c.entries if e.kind is CodeKind.SASS and not e.arch.variant}
+        if len(plain) > 1:
+            return False
+        archs |= plain
+    return len(archs) > 1 and device.base in archs
+
+
+@functools.lru_cache(maxsize=256)
+def _first_release(device: Arch) -> Release | None:
+    """The first CUDA release whose nvcc builds for CC ``device``."""
+    for r in catalog.releases():
+        if any(a.number == device.number for a in r.sass):
+            return r
+    return None
+
+
+def _release_at_or_below(version: tuple[int, int]) -> Release | None:
+    below = [r for r in catalog.releases() if r.version <= version]
+    return below[-1] if below else None
+
+
+def builder_knows(binary: Binary, device: Arch) -> tuple[bool | None, str]:
+    """Could the toolkit that built ``binary`` know CC ``device`` (so that its host code
+    could pick kernels around it)?  True / False / None (nothing tells), and the evidence.
+
+    The newest toolkit that built it is at least each of: the toolkit recorded in its
+    cubins, the release of its newest PTX ISA, the first release of the CUDA runtime major
+    it links (``libcudart.so.12`` comes from a 12.x toolkit), and one that builds for the
+    newest GPU it has code for.  When that lower bound knows the GPU: True.  When it does
+    not and the cubins' notes or the runtime major bound it from above: False."""
+    first = _first_release(device)
+    entries = [e for _, c in counted_containers(binary) for e in c.entries]
+    if any(
+        e.kind in (CodeKind.SASS, CodeKind.PTX) and e.arch.number >= device.number
+        for e in entries
+    ):
+        return True, f"it carries code for CC {device.cc} or newer"
+    if first is None:
+        return False, f"no CUDA release in the catalog builds for CC {device.cc}"
+    bounds: list[tuple[tuple[int, int], str]] = []  # (lower bound, evidence)
+    tks = [c.toolkit for _, c in counted_containers(binary) if c.toolkit is not None]
+    tks += [e.toolkit for e in entries if e.toolkit is not None]
+    if tks:
+        tk = max(tks, key=lambda t: (t.major, t.minor))
+        bounds.append(((tk.major, tk.minor), f"its cubins were built by CUDA {tk}"))
+    isas = [e.code_version for e in entries if e.kind is CodeKind.PTX]
+    isa_rel = catalog.release_for_ptx_isa(max(isas)) if isas else None
+    if isa_rel is not None:
+        bounds.append((isa_rel.version, f"its PTX ISA needs CUDA {isa_rel.name}+"))
+    majors = [m for m, _ in runtime_majors(binary)]
+    same = [r for r in catalog.releases() if majors and r.major == max(majors)]
+    if same:
+        bounds.append((min(r.version for r in same), f"it links the CUDA {max(majors)} runtime"))
+    if not bounds:
+        return None, "nothing tells which toolkit built it"
+    low, why = max(bounds)
+    came = f"CC {device.cc} came with CUDA {first.name}"
+    if low >= first.version:
+        return True, f"{why}; {came}"
+    # bounded from above: a toolkit note names the release; a runtime major its last one
+    upper = [(t.major, t.minor) for t in tks]
+    if same:
+        upper.append(max(r.version for r in same))
+    if upper and max(upper) < first.version:
+        return False, f"{why}; {came}"
+    return None, f"{why}, which may be before {came.split(' came')[0]}"
+
+
+# ---------------------------------------------------------------------------- a library
+
+
+@dataclass(frozen=True)
+class LibraryJudgement:
+    """The verdict of a library's containers on one GPU, and the evidence."""
+
+    verdict: Verdict
+    reason: str
+    missing: tuple[int, ...] = ()  # container indexes with missing code
+    specialised: tuple[int, ...] = ()  # container indexes for other GPUs
+    doubtful: tuple[int, ...] = ()  # container indexes whose use depends on dispatch
+
+
+def _codes(cvs: Iterable[ContainerVerdict], limit: int = 6) -> str:
+    names = sorted({n for c in cvs for n in c.codes})
+    return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
+
+
+def _gap(c: FatbinContainer, device: Arch) -> str:
+    """A container with no code for ``device``: "other" (arch-specific code, code for a
+    newer GPU, or code for the other side of the desktop / Tegra divide: a
+    specialisation) or "older" (plain code for older GPUs of this GPU's side only)."""
+    code = [e.arch for e in c.entries if e.kind in (CodeKind.SASS, CodeKind.PTX)]
+    plain = [a for a in code if not a.variant]
+    if any(a.number > device.number for a in plain):
+        return "other"
+    if any(a.number < device.number and is_tegra(a) == is_tegra(device) for a in plain):
+        return "older"
+    return "other"
+
+
+def judge_library(
+    binary: Binary,
+    cvs: Sequence[ContainerVerdict],
+    device: Arch,
+    *,
+    strict: bool = False,
+) -> LibraryJudgement | None:
+    """Roll the container verdicts ``cvs`` (one per container of ``binary``, on CC
+    ``device``) up; None when no container counts.  ``strict``: every container that does
+    not load counts against the library, specialisations included."""
+    idx = [i for i, c in enumerate(cvs) if c.counted]
+    if not idx:
+        return None
+    verdict_of: dict[int, Verdict] = {}
+    for i in idx:
+        v = cvs[i].verdict
+        assert v is not None  # counted containers have a verdict
+        verdict_of[i] = v
+    link = _jit_link(binary, cvs)
+    nothing = [i for i in idx if verdict_of[i] is Verdict.NO_CODE]
+    if link is not None and nothing:
+        via, how = link
+        linked = worst([via, *(verdict_of[i] for i in idx if i not in nothing)])
+        assert linked is not None
+        reason = (
+            f"{len(nothing)} of {len(idx)} linked container(s) have no code for CC "
+            f"{device.cc} (they hold {_codes(cvs[i] for i in nothing)}), but {how}"
+        )
+        return LibraryJudgement(linked, reason)
+    loads = [i for i in idx if verdict_of[i].loads]
+    others = [i for i in idx if i not in loads]
+    if not loads or not others or strict:
+        w = worst(verdict_of.values())
+        assert w is not None
+        first = next(i for i in idx if verdict_of[i] is w)
+        same = sum(1 for i in idx if verdict_of[i] is w)
+        reason = cvs[first].reason if len(idx) == 1 else (
+            f"{same} of {len(idx)} containers: {cvs[first].reason}"
+        )
+        if not loads and not strict and specialised_only(binary):
+            archs = sorted({e.name for c in binary.containers for e in c.entries})
+            reason = (
+                f"a module of arch- or family-specific code only ({', '.join(archs[:6])}): "
+                f"built for those GPUs, not for CC {device.cc}"
+            )
+            return LibraryJudgement(Verdict.OTHER_GPUS, reason)
+        return LibraryJudgement(w, reason)
+    driver = [i for i in others if verdict_of[i] is Verdict.DRIVER]
+    older = [
+        i for i in others
+        if verdict_of[i] is Verdict.NO_CODE and _gap(binary.containers[i], device) == "older"
+    ]  # fmt: skip
+    spec = [i for i in others if verdict_of[i] is Verdict.NO_CODE and i not in older]
+    missing: list[int] = []
+    doubtful: list[int] = []
+    why_known = ""
+    if older:
+        knew, why_known = builder_knows(binary, device)
+        if knew is False:
+            missing = older
+        elif knew and (dispatches_by_arch(binary) or per_architecture_build(binary, device)):
+            spec += older
+        else:
+            doubtful = older
+    best = worst(verdict_of[i] for i in loads)
+    assert best is not None
+    loaded = f"{len(loads)} of {len(idx)} containers load ({best.value} at worst)"
+    if missing:
+        reason = (
+            f"{loaded}; {len(missing)} hold code for older GPUs only ("
+            f"{_codes(cvs[i] for i in missing)}) and the library predates CC {device.cc} "
+            f"({why_known}): no kernel image for those kernels"
+        )
+        return LibraryJudgement(Verdict.PARTIAL, reason, tuple(missing), tuple(spec))
+    if driver:
+        reason = f"{loaded}; {len(driver)}: {cvs[driver[0]].reason}"
+        return LibraryJudgement(Verdict.DRIVER, reason, (), tuple(spec), tuple(doubtful))
+    if doubtful:
+        reason = (
+            f"{loaded}; {len(doubtful)} hold code for older GPUs only ("
+            f"{_codes(cvs[i] for i in doubtful)}): it runs only if the library picks "
+            f"kernels by compute capability and never calls those on CC {device.cc} "
+            "(the host code decides; calling one is 'no kernel image is available')"
+        )
+        return LibraryJudgement(Verdict.DEPENDS, reason, (), tuple(spec), tuple(doubtful))
+    reason = loaded
+    if spec:
+        reason += (
+            f"; {len(spec)} are for other GPUs (they hold "
+            f"{_codes(cvs[i] for i in spec)}) and are not needed here"
+        )
+    return LibraryJudgement(best, reason, (), tuple(spec))
+
+
+def _jit_link(binary: Binary, cvs: Sequence[ContainerVerdict]) -> tuple[Verdict, str] | None:
+    """-rdc binaries: when the linked image has nothing for the GPU, the CUDA runtime
+    device-links the relocatable containers (``__nv_relfatbin``) itself at first load,
+    JIT-compiling their PTX (seen on the H200: librdc.so, linked for sm_80 only, runs).
+    That works when every relocatable container has code the rules load: then the verdict
+    it gives the library, and how; None when it does not apply."""
+    rel = [
+        cv
+        for c, cv in zip(binary.containers, cvs, strict=True)
+        if c.relocatable and cv.verdict is not None
+    ]
+    if not rel or not all(cv.verdict is not None and cv.verdict.loads for cv in rel):
+        return None
+    w = worst(cv.verdict for cv in rel if cv.verdict is not None)
+    assert w is not None
+    jit = any(cv.verdict is Verdict.PTX_JIT for cv in rel)
+    via = max(w, Verdict.PTX_JIT, key=lambda v: v.rank) if jit else w
+    how = (
+        f"the CUDA runtime device-links the {len(rel)} relocatable (-rdc) container(s) of "
+        "this binary at first load" + (" (JIT-compiling their PTX)" if jit else "")
+    )
+    return via, how
+
+
+@dataclass(frozen=True)
+class LibraryVerdict:
+    """One binary on one target: its containers' verdicts rolled up, with its runtime."""
+
+    path: str
+    verdict: Verdict
+    reason: str
+    containers: tuple[ContainerVerdict, ...]
+    runtime: RuntimeCheck | None
+    has_device_code: bool
+
+    @property
+    def specialised(self) -> bool:
+        """A module built for other GPUs only (not what fails a wheel on this one)."""
+        return self.verdict is Verdict.OTHER_GPUS
+
+    def count(self, verdict: Verdict) -> int:
+        return sum(1 for c in self.containers if c.counted and c.verdict is verdict)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for c in self.containers:
+            key = c.verdict.value if c.counted and c.verdict else "ignored"
+            out[key] = out.get(key, 0) + 1
+        return out
+
+
+# ---------------------------------------------------------------------------- alternatives
+
+# bitsandbytes' libbitsandbytes_cuda128.so / _rocm63.so / _cpu.so, and the like: one stem,
+# a backend and version suffix (docs/compat.md#run-time-alternatives).
+_ALTERNATIVE = re.compile(
+    r"^(?P<stem>.+?)_(?P<backend>cuda|rocm|hip|xpu|cpu|mps)(?P<version>[0-9]{0,4})"
+    r"(?P<flavor>(?:_[a-z]+)*)(?P<ext>\.(?:so|dll|dylib|pyd)(?:\.[0-9]+)*)$",
+    re.ASCII,
+)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One library of a set of run-time alternatives."""
+
+    path: str
+    backend: str  # "cuda", "rocm", ...
+    cuda: tuple[int, int] | None  # the CUDA version its name says (cuda128 -> 12.8)
+    flavor: str  # "_nocublaslt" and the like, "" for none
+
+
+def _split(path: str) -> tuple[str, str]:
+    """(folder with its separator, file name) of a library path (``x.whl!a/b.so``)."""
+    cut = max(path.rfind("/"), path.rfind("!"), path.rfind("\\"))
+    return path[: cut + 1], path[cut + 1 :]
+
+
+def alternatives(paths: Iterable[str]) -> tuple[tuple[Alternative, ...], ...]:
+    """Groups (two or more, same directory and stem) of libraries that a package loads
+    one of at run time, chosen by the CUDA (or ROCm ...) version of the process."""
+    groups: dict[tuple[str, str, str], list[Alternative]] = {}
+    for p in paths:
+        folder, base = _split(p)
+        m = _ALTERNATIVE.match(base)
+        if m is None:
+            continue
+        ver = m["version"]
+        cuda = None
+        if m["backend"] == "cuda" and len(ver) >= 2:
+            cuda = (int(ver[:-1]), int(ver[-1]))
+        groups.setdefault((folder, m["stem"], m["ext"]), []).append(
+            Alternative(p, m["backend"], cuda, m["flavor"])
+        )
+    return tuple(tuple(g) for g in groups.values() if len(g) > 1)
+
+
+@dataclass(frozen=True)
+class GroupVerdict:
+    """A set of run-time alternatives on one GPU: the best variant that can target it, or
+    the one a process with CUDA ``cuda`` loads."""
+
+    members: tuple[Alternative, ...]
+    verdict: Verdict
+    reason: str
+    chosen: str | None  # the variant that decided (loaded, or the best)
+    running: tuple[str, ...]  # variants that run here
+    not_for: tuple[str, ...]  # variants whose CUDA cannot build for this GPU
+    failing: tuple[str, ...]  # variants that could target it but do not run
+
+
+def _label(a: Alternative) -> str:
+    return _split(a.path)[1]
+
+
+def judge_group(
+    members: Sequence[Alternative],
+    verdicts: dict[str, LibraryVerdict],
+    device: Arch,
+    cuda: tuple[int, int] | None = None,
+) -> GroupVerdict | None:
+    """The set's verdict.  A variant whose CUDA release cannot build for ``device`` at all
+    is "for other GPUs", never a failure; None when no member has anything CUDA."""
+    judged = [(a, verdicts[a.path]) for a in members if a.path in verdicts]
+    if any(lv.has_device_code for _, lv in judged):
+        # a variant without device code (it only links a runtime) says nothing of the GPU
+        judged = [(a, lv) for a, lv in judged if lv.has_device_code or not lv.verdict.runs]
+    if not judged:
+        return None
+    running, not_for, failing = [], [], []
+    for a, lv in judged:
+        rel = None
+        if a.cuda is not None:
+            try:
+                rel = catalog.release(a.cuda)
+            except LookupError:
+                rel = _release_at_or_below(a.cuda)
+        if lv.verdict.runs:
+            running.append((a, lv))
+        elif (
+            rel is not None
+            and not any(x.number == device.number for x in rel.sass)
+            and lv.verdict is not Verdict.DRIVER
+        ):
+            not_for.append((a, lv))
+        else:
+            failing.append((a, lv))
+    names = {
+        "running": tuple(_label(a) for a, _ in running),
+        "not_for": tuple(_label(a) for a, _ in not_for),
+        "failing": tuple(_label(a) for a, _ in failing),
+    }
+    if cuda is not None:
+        pick = [(a, lv) for a, lv in judged if a.cuda == cuda and not a.flavor]
+        pick = pick or [(a, lv) for a, lv in judged if a.cuda == cuda]
+        if not pick:
+            have = ", ".join(_label(a) for a, _ in judged)
+            return GroupVerdict(
+                tuple(members), Verdict.NO_CODE,
+                f"no variant for CUDA {cuda[0]}.{cuda[1]} (the package has {have})",
+                None, **names,
+            )  # fmt: skip
+        a, lv = pick[0]
+        v = Verdict.OTHER_GPUS if any(a is x for x, _ in not_for) else lv.verdict
+        return GroupVerdict(
+            tuple(members), v, f"with CUDA {cuda[0]}.{cuda[1]} it loads {_label(a)}: {lv.reason}",
+            _label(a), **names,
+        )  # fmt: skip
+    if running:
+        best = min(running, key=lambda x: x[1].verdict.rank)
+        reason = f"{len(running)} of {len(judged)} variants run ({', '.join(names['running'])})"
+        if not_for:
+            reason += (
+                f"; not for this GPU: {', '.join(names['not_for'])} (their CUDA cannot build "
+                f"for CC {device.cc})"
+            )
+        if failing:
+            reason += f"; no code here: {', '.join(names['failing'])}"
+        return GroupVerdict(tuple(members), best[1].verdict, reason, _label(best[0]), **names)
+    if failing:
+        w = max(failing, key=lambda x: x[1].verdict.rank)
+        return GroupVerdict(
+            tuple(members), w[1].verdict,
+            f"no variant runs: {_label(w[0])}: {w[1].reason}", _label(w[0]), **names,
+        )  # fmt: skip
+    return GroupVerdict(
+        tuple(members), Verdict.OTHER_GPUS,
+        f"every variant is built by a CUDA that cannot build for CC {device.cc}",
+        None, **names,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- a wheel
+
+
+class WheelState(str, Enum):
+    """The answer for a wheel (or an environment) on one GPU + driver; each has one exit
+    code (docs/compat.md#wheel-verdicts)."""
+
+    RUNS = "runs"
+    RUNS_EXCEPT = "runs except"
+    DEPENDS = "depends on dispatch"
+    DOES_NOT_RUN = "does not run"
+    UNKNOWN = "unknown"
+    NOTHING = "nothing CUDA"
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT[self]
+
+    @property
+    def heading(self) -> str:
+        return self.value.upper()
+
+
+_EXIT = {
+    WheelState.RUNS: 0,
+    WheelState.NOTHING: 0,
+    WheelState.DOES_NOT_RUN: 1,
+    WheelState.UNKNOWN: 2,
+    WheelState.RUNS_EXCEPT: 3,
+    WheelState.DEPENDS: 4,
+}
+# Worst first, for several wheels or GPUs: a failure, then what could not be read, then
+# the qualified answers.
+_SEVERITY = (
+    WheelState.DOES_NOT_RUN,
+    WheelState.UNKNOWN,
+    WheelState.RUNS_EXCEPT,
+    WheelState.DEPENDS,
+    WheelState.RUNS,
+    WheelState.NOTHING,
+)
+
+
+def combine_states(states: Iterable[WheelState]) -> WheelState:
+    """Several answers (wheels of an environment, GPUs of a machine) as one: the worst."""
+    have = set(states)
+    return next((s for s in _SEVERITY if s in have), WheelState.NOTHING)
+
+
+@dataclass(frozen=True)
+class WheelVerdict:
+    """One inspected source (wheel, directory, distribution, file) on one GPU."""
+
+    path: str
+    kind: str
+    state: WheelState
+    reason: str  # the culprit first
+    libraries: tuple[LibraryVerdict, ...]
+    culprits: tuple[LibraryVerdict, ...] = ()  # what does not run, worst first
+    doubtful: tuple[LibraryVerdict, ...] = ()  # what runs only if it dispatches
+    other_gpus: tuple[LibraryVerdict, ...] = ()  # modules for other GPUs
+    groups: tuple[GroupVerdict, ...] = ()
+    unread: tuple[str, ...] = ()
+    how: Verdict | None = None  # how what runs runs (native ... PTX JIT), worst
+    verdict: Verdict | None = field(default=None)  # the worst unit verdict (None: nothing)
+
+
+def _name(path: str) -> str:
+    return _split(path)[1] or path
+
+
+def judge_wheel(
+    path: str,
+    kind: str,
+    libraries: Sequence[LibraryVerdict],
+    device: Arch,
+    *,
+    cuda: tuple[int, int] | None = None,
+    unread: Sequence[str] = (),
+) -> WheelVerdict:
+    """The wheel's state from its libraries' verdicts; alternatives judged as a set
+    (``cuda``: the CUDA version of the process, which picks one), modules for other GPUs
+    reported, not failed."""
+    by_path = {lv.path: lv for lv in libraries}
+    groups: list[GroupVerdict] = []
+    grouped: set[str] = set()
+    for members in alternatives(by_path):
+        g = judge_group(members, by_path, device, cuda)
+        grouped.update(a.path for a in members)
+        if g is not None:
+            groups.append(g)
+    units: list[tuple[str, Verdict, str, bool]] = [
+        (lv.path, lv.verdict, lv.reason, lv.has_device_code)
+        for lv in libraries
+        if lv.path not in grouped
+    ]
+    for g in groups:
+        units.append((_group_label(g), g.verdict, g.reason, True))
+    culprits = [lv for lv in libraries if lv.path not in grouped and _fails(lv.verdict)]
+    doubtful = [lv for lv in libraries if lv.path not in grouped and lv.verdict is Verdict.DEPENDS]
+    other = [lv for lv in libraries if lv.path not in grouped and lv.specialised]
+    group_fail = [g for g in groups if _fails(g.verdict)]
+    verdict = worst(v for _, v, _, _ in units if v is not Verdict.OTHER_GPUS)
+    runs = [u for u in units if u[1].runs and u[3]]
+    how = worst(v for _, v, _, dc in units if v.runs and dc)
+    culprits.sort(key=lambda lv: -lv.verdict.rank)
+    if not units:
+        state, reason = WheelState.NOTHING, "nothing CUDA (no device code, no CUDA runtime linked)"
+    elif culprits or group_fail:
+        first = culprits[0] if culprits else None
+        names = [_name(lv.path) for lv in culprits] + [
+            _group_label(g) + " (every variant)" for g in group_fail
+        ]
+        why = first.reason if first else group_fail[0].reason
+        state = WheelState.RUNS_EXCEPT if runs else WheelState.DOES_NOT_RUN
+        reason = f"{', '.join(names[:4])}{', ...' if len(names) > 4 else ''}: {why}"
+    elif all(v is Verdict.OTHER_GPUS for _, v, _, dc in units if dc) and any(
+        dc for *_, dc in units
+    ):
+        state = WheelState.DOES_NOT_RUN
+        reason = f"every module with device code here is built for other GPUs, not CC {device.cc}"
+        verdict = Verdict.OTHER_GPUS
+    elif doubtful:
+        state = WheelState.DEPENDS
+        reason = f"{', '.join(_name(lv.path) for lv in doubtful[:4])}: {doubtful[0].reason}"
+    else:
+        state = WheelState.RUNS
+        reason = f"{len(runs)} librar{'y' if len(runs) == 1 else 'ies'} with device code run"
+        reason += f" ({how.value} at worst)" if how else ""
+    if unread and state in (WheelState.RUNS, WheelState.DEPENDS, WheelState.NOTHING):
+        state = WheelState.UNKNOWN
+        reason = f"{len(unread)} input(s) could not be read: {unread[0]}"
+    return WheelVerdict(
+        path, kind, state, reason, tuple(libraries), tuple(culprits), tuple(doubtful),
+        tuple(other), tuple(groups), tuple(unread), how, verdict,
+    )  # fmt: skip
+
+
+def _group_label(g: GroupVerdict) -> str:
+    """``libbitsandbytes_cuda*.so`` for the set."""
+    m = _ALTERNATIVE.match(_name(g.members[0].path))
+    return f"{m['stem']}_*{m['ext']}" if m else _name(g.members[0].path)
+
+
+def _fails(v: Verdict) -> bool:
+    return v in (Verdict.PARTIAL, Verdict.DRIVER, Verdict.NO_CODE, Verdict.PLATFORM)
