@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cuwheel.compat import Target, matrix
+from cuwheel.compat import Target, Verdict, matrix
 from cuwheel.model.inventory import Inventory
 
-__all__ = ["Judged", "judge"]
+__all__ = ["CARRIES", "Judged", "judge"]
+
+# Library verdicts under which it has code for the GPU: it runs there, or it runs as long
+# as its host code picks kernels by compute capability (docs/compat.md).
+CARRIES = frozenset({*(v.value for v in Verdict if v.runs), Verdict.DEPENDS.value})
 
 
 @dataclass(frozen=True)

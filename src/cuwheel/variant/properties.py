@@ -152,12 +152,13 @@ class Derived:
 
 def _backed(source: Source, voc: Vocabulary, notes: list[str]) -> dict[str, set[str]]:
     """Per library with device code: the sm_arch values it backs.  ``XY_real``: it has SASS
-    sm_XY (no a / f) and compat's roll-up says it runs on CC X.Y (a kernel left to PTX
-    there does not stop it; a missing one does); ``XY_virtual``: it has PTX compute_XY and,
-    with every SASS entry left out, it still runs there.
+    sm_XY (no a / f) and compat's roll-up says it runs on CC X.Y, or does so when its host
+    code dispatches by compute capability (a kernel left to PTX there does not stop it; a
+    missing one does); ``XY_virtual``: it has PTX compute_XY and, with every SASS entry
+    left out, the same holds.
     Libraries of a / f kernels only (no plain entry at all) back nothing and are noted."""
-    from cuwheel.compat import Verdict, target_for_cc
-    from cuwheel.size.verdicts import judge
+    from cuwheel.compat import target_for_cc
+    from cuwheel.size.verdicts import CARRIES, judge
     from cuwheel.size.whatif import Scenario, apply
 
     libs = [b for b in source.binaries if b.has_device_code]
@@ -183,7 +184,6 @@ def _backed(source: Source, voc: Vocabulary, notes: list[str]) -> dict[str, set[
         else:
             out[name[b.path]] = set()
     inv = Inventory((source,))
-    runs = {v.value for v in Verdict if v.runs}
     for kind in (CodeKind.SASS, CodeKind.PTX):
         numbers = sorted({n for k in have.values() for n in k[kind]})
         if not numbers:
@@ -198,7 +198,7 @@ def _backed(source: Source, voc: Vocabulary, notes: list[str]) -> dict[str, set[
             if row is None or name[b.path] not in out:
                 continue
             for i, n in enumerate(numbers):
-                if n in have[b.path][kind] and row[i] in runs:
+                if n in have[b.path][kind] and row[i] in CARRIES:
                     value = voc.sm_value(n, kind)
                     assert value is not None
                     out[name[b.path]].add(value)
