@@ -9,9 +9,9 @@ label is the file name's last component.  Vocabulary and provider: data/variants
 A value is derived only when every library with device code backs it, as compat's
 roll-up judges the library (through cuwheel.size.verdicts, the one place): ``XY_real``
 when it has SASS sm_XY and runs on CC X.Y (or does when its host code dispatches by
-compute capability), ``XY_virtual`` when it has PTX compute_XY and its PTX alone does; ``cuda_version_lower_bound`` is the highest CUDA
-runtime major a library links (minor-version compatibility: a driver of that major runs
-any of its minors).
+compute capability), ``XY_virtual`` when it has PTX compute_XY and its PTX alone does;
+``cuda_version_lower_bound`` is the highest CUDA runtime major a library links
+(minor-version compatibility: a driver of that major runs any of its minors).
 """
 
 from __future__ import annotations
