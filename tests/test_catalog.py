@@ -42,6 +42,16 @@ def test_loads_once_and_notes_sources() -> None:
         ("Jetson AGX Thor", "sm_110"),
         ("L40S", "sm_89"),
         ("GH200", "sm_90"),
+        # developer.nvidia.com/cuda-gpus: 12.0 RTX PRO 2000 Blackwell, 8.9 RTX 4000 SFF Ada
+        # and GeForce RTX 4050, 8.6 RTX A3000; nvidia-smi spells laptop parts "... Laptop GPU"
+        ("RTX PRO 2000 Blackwell", "sm_120"),
+        ("NVIDIA RTX 4000 SFF Ada Generation", "sm_89"),
+        ("RTX 4050", "sm_89"),
+        ("NVIDIA GeForce RTX 4050 Laptop GPU", "sm_89"),
+        ("NVIDIA RTX A3000 Laptop GPU", "sm_86"),
+        ("NVIDIA GeForce RTX 4090 Laptop GPU", "sm_89"),
+        ("GeForce RTX 3080 Laptop GPU", "sm_86"),
+        ("GeForce RTX 5090 Laptop GPU", "sm_120"),
     ],
 )
 def test_gpu_lookup_first_hit(query: str, sass: str) -> None:
@@ -53,6 +63,15 @@ def test_gpu_lookup_first_hit(query: str, sass: str) -> None:
 def test_rtx_6000_is_three_different_gpus() -> None:
     found = {m.gpu.arch.sass for m in catalog.find_gpus("RTX 6000")}
     assert found == {"sm_75", "sm_89", "sm_120"}
+
+
+def test_server_editions_are_data_center_products() -> None:
+    # NVIDIA's CC table lists the RTX PRO 6000 / 4500 Blackwell Server Editions under Data Center
+    (hit,) = catalog.find_gpus("RTX PRO 4500 Blackwell Server Edition")
+    assert [(p.name, p.segment) for p in hit.products] == [
+        ("RTX PRO 4500 Blackwell Server Edition", "datacenter")
+    ]
+    assert catalog.find_gpus("Laptop") == ()
 
 
 def test_a10_does_not_match_a100() -> None:
@@ -142,7 +161,9 @@ def test_drivers_known_and_unknown() -> None:
     assert catalog.release("13.0").driver_linux == "580.65.06"
     assert catalog.release("13.0").driver_windows is None  # not tabulated: unknown
     assert catalog.release("12.0").driver_windows == "527.41"
-    assert catalog.release("13.5").driver_linux is None
+    # NVIDIA's driver manifest redistrib_620.70.06.json: cuda_compat for CUDA 13.5 (R620).
+    assert catalog.release("13.5").driver_linux == "620.70.06"
+    assert catalog.release("13.5").driver_windows is None
     # Release notes table: CUDA 11.8 GA Windows ">=520.06" (not the installer's 522.06).
     assert catalog.release("11.8").driver_windows == "520.06"
     assert catalog.release("12.0").driver_linux == "525.60.13"  # GA row, not 12.0 Update 1
@@ -192,6 +213,24 @@ def test_releases_supporting_and_rename() -> None:
         ("libnccl.so.2", 13, "nvidia-nccl-cu13", "nvidia-nccl-cu13"),
         ("libcupti.so.11.8", 11, "nvidia-cuda-cupti-cu11", "cuda-toolkit[cupti]==11.8.*"),
         ("cupti64_13.dll", 13, "nvidia-cuda-cupti", "cuda-toolkit[cupti]==13.*"),
+        # names read from the wheels (issue 19 audit; docs/facts-changed.md)
+        ("cusparse64_11.dll", 11, "nvidia-cusparse-cu11", "cuda-toolkit[cusparse]==11.8.*"),
+        ("cufftw64_10.dll", 11, "nvidia-cufft-cu11", "cuda-toolkit[cufft]==11.8.*"),
+        ("nvblas64_11.dll", 11, "nvidia-cublas-cu11", "cuda-toolkit[cublas]==11.8.*"),
+        ("cusolverMg64_11.dll", 11, "nvidia-cusolver-cu11", "cuda-toolkit[cusolver]==11.8.*"),
+        ("libcufile_rdma.so.1", 12, "nvidia-cufile-cu12", "cuda-toolkit[cufile]==12.*"),
+        ("cudnn_engines_precompiled64_9.dll", 13, "nvidia-cudnn-cu13", "nvidia-cudnn-cu13"),
+        ("cudnn_graph64_9.dll", 12, "nvidia-cudnn-cu12", "nvidia-cudnn-cu12"),
+        ("libcutensorMg.so.2", 12, "cutensor-cu12", "cutensor-cu12"),
+        ("cutensor.dll", 13, "cutensor-cu13", "cutensor-cu13"),
+        ("libcudss.so.0", 12, "nvidia-cudss-cu12", "nvidia-cudss-cu12"),
+        ("cudss_mtlayer_vcomp14064_1.dll", 13, "nvidia-cudss-cu13", "nvidia-cudss-cu13"),
+        ("libcublasmp.so.0", 13, "nvidia-cublasmp-cu13", "nvidia-cublasmp-cu13"),
+        ("libcufftMp.so.11", 12, "nvidia-cufftmp-cu12", "nvidia-cufftmp-cu12"),
+        ("mathdx64_0.dll", 12, "nvidia-libmathdx-cu12", "nvidia-libmathdx-cu12"),
+        ("nvshmem_transport_ibrc.so.3", 11, "nvidia-nvshmem-cu11", "nvidia-nvshmem-cu11"),
+        ("nvshmem_transport_ucx.so.4", 12, "nvidia-nvshmem-cu12", "nvidia-nvshmem-cu12"),
+        ("nvshmem_transport_gpunetio.so.7", 13, "nvidia-nvshmem-cu13", "nvidia-nvshmem-cu13"),
     ],
 )
 def test_library_to_package(library: str, major: int, distribution: str, requirement: str) -> None:
@@ -212,6 +251,17 @@ def test_library_dirs() -> None:
     assert {c.major for c in catalog.find_library("libcurand.so.10")} == {11, 12, 13}
     assert catalog.find_library("libcudart.so.13", os="windows") == ()
     assert catalog.find_library("libfoo.so.1") == ()
+    # cuSOLVER 11.x is in CUDA 11 and 12 under the same names: the name says no major
+    assert {c.major for c in catalog.find_library("cusolver64_11.dll")} == {11, 12}
+    (cudss13,) = catalog.find_library("libcudss.so.1", major=13)
+    assert (cudss13.linux_dir, cudss13.windows_dir) == ("nvidia/cu13/lib", "nvidia/cu13/bin")
+    (mp12,) = catalog.find_library("libcufftMp.so.11")
+    assert (mp12.linux_dir, mp12.windows_dir) == ("nvidia/cufftmp/cu12/lib", None)
+    # cuTENSOR: one soname for both CUDA majors; libcufftw.so.12 stays cuFFT's alone
+    assert {c.major for c in catalog.find_library("libcutensor.so.2")} == {12, 13}
+    assert [c.name for c in catalog.find_library("libcufftw.so.12")] == ["cufft"]
+    # NVSHMEM transport plugins: no soname past 3.8's .so.7 is known
+    assert catalog.find_library("nvshmem_transport_ucx.so.8") == ()
 
 
 @pytest.mark.parametrize(
@@ -281,6 +331,46 @@ def test_broken_data_reports_every_problem() -> None:
     assert "not a driver version: 'four-fifty'" in text
     assert "missing key 'sources'" in text
     assert "sm_200 has no gpus.toml entry" in text
+
+
+def test_broken_forward_compat() -> None:
+    def edit(d: dict) -> None:  # type: ignore[type-arg]
+        d["forward_compat"]["segments"].append("gaming")
+        d["forward_compat"]["os"].append("macos")
+
+    with pytest.raises(CatalogError) as info:
+        edited("cuda.toml", edit)
+    text = "\n".join(info.value.problems)
+    assert "unknown segment 'gaming'" in text
+    assert "os must be linux or windows: 'macos'" in text
+
+
+def test_broken_codec_gate() -> None:
+    def edit(d: dict) -> None:  # type: ignore[type-arg]
+        d["fatbin_codecs"]["zstd"] = "12.7"  # never released
+        d["fatbin_codecs"]["brotli"] = "13.0"
+
+    with pytest.raises(CatalogError) as info:
+        edited("cuda.toml", edit)
+    text = "\n".join(info.value.problems)
+    assert "zstd: 12.7 is not a release" in text
+    assert "unknown key 'brotli'" in text
+
+
+def test_codec_gate_data() -> None:
+    # NVIDIA's nvcc docs: --compress-mode "is not compatible with drivers released before
+    # CUDA Toolkit's 12.4 Release"
+    rel = catalog.codec_release("zstd")
+    assert rel is not None and rel.name == "12.4"
+    assert catalog.codec_release("lz4") is None and catalog.codec_release("none") is None
+
+
+def test_forward_compat_data() -> None:
+    # NVIDIA's Forward Compatibility page: data-center GPUs, select NGC Server Ready RTX
+    # cards, Jetson boards; older Linux drivers only
+    fc = catalog.forward_compat()
+    assert fc is not None
+    assert fc.os == ("linux",) and set(fc.segments) == {"datacenter", "embedded"}
 
 
 def test_broken_gpu_names() -> None:

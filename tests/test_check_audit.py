@@ -123,3 +123,44 @@ def cw_claim(gpus: str):  # type: ignore[no-untyped-def]
     from cuwheel.checks.claims import claim_from_gpus
 
     return claim_from_gpus(gpus, None)
+
+
+def test_an_archive_of_objects_for_another_machine_is_data(tmp_path: Path) -> None:
+    """A Windows wheel that bundles a compiler ships a `.a` of ELF relocatable objects as
+    data (librdc.a: x86_64 ELF objects): nothing loads them, so no TAG001; a loadable ELF
+    in the same wheel still gets it."""
+    spec = cw.win_amd64_cu13().with_member("pkg/toolchain/lib/librdc.a", cw.fixture("librdc.a"))
+    report = audit(tmp_path, spec)
+    assert "TAG001" not in codes(report), [f.line() for f in report.findings]
+    (tmp_path / "so").mkdir()
+    bad = audit(tmp_path / "so", spec.with_member("pkg/k.so", cw.fixture("sm80.so")))
+    assert [f.library for f in bad.findings if f.code == "TAG001"] == ["pkg/k.so"]
+
+
+def test_the_gpu_is_named_as_the_user_typed_it(tmp_path: Path) -> None:
+    """`--gpus "RTX 2080"` on a wheel built for sm_80 and newer: the finding names the RTX
+    2080, not the catalog's first product of CC 7.5 (a Tesla T4)."""
+    report = audit(tmp_path, replace(cw.linux_x86_cu13(), version="1.0"),
+                   claim=cw_claim("RTX 2080"))
+    (dc,) = [f for f in report.findings if f.code == "DC001"]
+    assert "7.5 RTX 2080" in dc.message and "T4" not in dc.message
+    assert dc.severity.name == "ERROR"
+
+
+def test_one_library_per_cuda_version_passes_its_own_gpus() -> None:
+    """bitsandbytes 0.50.2 (trimmed from the published x86_64 wheel, tests/data/real): each
+    `libbitsandbytes_cudaXYZ.so` claims its own code; none is asked about the sm_60 that only
+    its 11.8 - 12.6 siblings carry (the wheel's union used to fail its CUDA 12.8 and 13
+    libraries: DC001 errors)."""
+    real = Path(__file__).parent / "data" / "real"
+    (wheel,) = real.glob("bitsandbytes-0.50.2-*x86_64.whl")
+    cfg = parse_config({}, "test")
+    report = check_wheel(str(wheel), cfg.rows, cfg.check, environ={}, audit=True)
+    assert not [f.line() for f in report.findings if f.code in ("DC001", "DC008", "DC009")]
+    # asked about Pascal explicitly, the set runs (11.8 - 12.6); the CUDA 12.8 variant, whose
+    # CUDA can build sm_60, is named; the CUDA 13 ones cannot and are not
+    p100 = check_wheel(str(wheel), cfg.rows, cfg.check, environ={}, audit=True,
+                       claim=cw_claim("P100"))
+    assert not [f for f in p100.findings if f.code == "DC001"]
+    assert [f.library for f in p100.findings if f.code == "DC009"] == [
+        "bitsandbytes/libbitsandbytes_cuda128.so"]

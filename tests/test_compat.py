@@ -29,7 +29,10 @@ from cuwheel.model.inventory import (
     Source,
     Toolkit,
 )
+from cuwheel.read.sources import read_path
 from cuwheel.render.compat import matrix_svg
+from cuwheel.rules import runtime
+from cuwheel.rules.loading import counted_containers
 
 BIN = Path(__file__).parent / "data" / "bin"
 
@@ -156,6 +159,11 @@ SASS_CASES = [
     ("sm_100f", "10.0", V.NATIVE),
     ("sm_100f", "9.0", V.NO_CODE),
     ("sm_100f", "12.0", V.NO_CODE),
+    # sm_101f is in the sm_11x family (PTX ISA family definition): Thor, CC 11.0, is a member
+    ("sm_101f", "11.0", V.COMPATIBLE),
+    ("sm_101f", "10.0", V.NO_CODE),
+    ("sm_101f", "10.3", V.NO_CODE),
+    ("sm_101a", "11.0", V.NO_CODE),  # a cubin: whether the 13.x driver loads it is not known
     # sm_120 vs 12.1 (DGX Spark)
     ("sm_120", "12.1", V.COMPATIBLE),
     ("sm_120f", "12.1", V.COMPATIBLE),
@@ -205,6 +213,13 @@ PTX_CASES = [
     ("compute_120f", "12.1", V.PTX_JIT),
     ("compute_121f", "12.0", V.NO_CODE),
     ("compute_110f", "11.0", V.PTX_JIT),
+    # the sm_11x family is sm_110f and sm_101f (Thor's CUDA 12.x name): ptxas 13.0.88 compiles
+    # '.target sm_101f' for sm_110 / sm_110f / sm_110a and '.target sm_101a' for sm_110a only
+    ("compute_101f", "11.0", V.PTX_JIT),
+    ("compute_101a", "11.0", V.PTX_JIT),
+    ("compute_101f", "10.0", V.NO_CODE),
+    ("compute_101f", "12.0", V.NO_CODE),
+    ("compute_110f", "10.3", V.NO_CODE),
 ]
 
 
@@ -216,6 +231,9 @@ def test_ptx_rules(code: str, device: str, expected: Verdict) -> None:
 def test_family_members_follow_the_catalog() -> None:
     assert [a.cc for a in compat.family_members(Arch.parse("sm_100f"))] == ["10.0", "10.3", "10.7"]
     assert [a.cc for a in compat.family_members(Arch.parse("sm_120f"))] == ["12.0", "12.1"]
+    # the sm_11x family: sm_110f and sm_101f (Thor under both names)
+    assert [a.cc for a in compat.family_members(Arch.parse("sm_101f"))] == ["10.1", "11.0"]
+    assert [a.cc for a in compat.family_members(Arch.parse("sm_110f"))] == ["11.0"]
 
 
 def test_sass_is_preferred_over_ptx_and_best_cubin_chosen() -> None:
@@ -245,6 +263,12 @@ def test_sass_is_preferred_over_ptx_and_best_cubin_chosen() -> None:
         ((8, 8), "575.51.03", V.PTX_JIT),  # CUDA 12.9 / PTX 8.8
         ((8, 8), "570.26", V.DRIVER),
         ((9, 9), "13.5", V.DRIVER),  # newer than any release known
+        # CUDA 13.5 = R620 (NVIDIA's driver manifest redistrib_620.70.06.json: cuda_compat
+        # for 13.5), PTX ISA 9.5: a 620 driver JITs it, a 615 (CUDA 13.4) driver does not
+        ((9, 5), "620.70.06", V.PTX_JIT),
+        ((9, 5), "620", V.PTX_JIT),
+        ((9, 5), "615.71.09", V.DRIVER),
+        ((9, 4), "615.71.09", V.PTX_JIT),
         ((9, 5), None, V.PTX_JIT),  # no driver given: gate assumed met
     ],
 )
@@ -254,6 +278,55 @@ def test_ptx_isa_gate(isa: tuple[int, int], driver: str | None, expected: Verdic
     assert cv.verdict is expected
     if expected is V.DRIVER:
         assert f"PTX ISA {isa[0]}.{isa[1]}" in cv.reason
+
+
+# NVIDIA's nvcc docs, --compress-mode: "not compatible with drivers released before CUDA
+# Toolkit's 12.4 Release"; the codec it adds is zstd (flag 0x8000), LZ4 (0x2000) is older.
+def zstd(name: str, codec: Compression = Compression.ZSTD) -> FatbinEntry:
+    # PTX of ISA 8.0 (CUDA 12.0): its own gate is met by every driver these cases use
+    return replace(entry(name, (8, 0)), compression=codec, compressed_size=9000)
+
+
+@pytest.mark.parametrize(
+    ("entries", "driver", "os", "expected"),
+    [
+        (("sm_90",), "545.23.06", "linux", V.DRIVER),  # CUDA 12.3's driver
+        (("sm_90",), "12.3", "linux", V.DRIVER),
+        (("sm_90",), "550.54.14", "linux", V.NATIVE),  # CUDA 12.4's minimum
+        (("sm_90",), "580.65.06", "linux", V.NATIVE),
+        (("sm_90",), None, "linux", V.NATIVE),  # no driver given: assumed able
+        (("sm_90",), "545.84", "windows", V.DRIVER),  # CUDA 12.3 on Windows
+        (("sm_90",), "551.61", "windows", V.NATIVE),  # CUDA 12.4 on Windows
+        (("compute_80",), "545.23.06", "linux", V.DRIVER),  # zstd PTX: JIT needs it too
+        (("compute_80",), "550.54.14", "linux", V.PTX_JIT),
+    ],
+)
+def test_zstd_entries_need_a_cuda_12_4_driver(
+    entries: tuple[str, ...], driver: str | None, os: str, expected: Verdict
+) -> None:
+    c = container(*(zstd(e) for e in entries))
+    cv = compat.evaluate_container(c, cc("9.0", driver), os)
+    assert cv.verdict is expected
+    if expected is V.DRIVER:
+        assert "zstd-compressed" in cv.reason and "CUDA 12.4" in cv.reason
+
+
+def test_lz4_entries_load_on_older_drivers() -> None:
+    # NVIDIA's CUDA 11 wheels are LZ4-compressed and run on 450.80.02+ drivers
+    c = container(zstd("sm_80", Compression.LZ4))
+    assert verdict(c, cc("8.0", "450.80.02")) is V.NATIVE
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"), [("cm_size.so", V.DRIVER), ("cm_speed_all.so", V.NATIVE)]
+)
+def test_compress_mode_fixtures_on_a_cuda_12_3_driver(fixture: str, expected: Verdict) -> None:
+    # fixtures.toml: cm_size.so is zstd throughout (flags 0x8011), cm_speed_all.so LZ4
+    (b,), _, _ = read_path(fx(fixture))
+    counted = [c for _, c in counted_containers(b)]
+    assert counted
+    for c in counted:
+        assert compat.evaluate_container(c, cc("8.0", "545.23.06")).verdict is expected
 
 
 def test_sass_from_a_newer_toolkit_loads_on_an_older_driver() -> None:
@@ -294,6 +367,7 @@ def test_parse_driver_rejects(text: str) -> None:
         ("410.47", "linux", None),  # older than CUDA 10.0's 410.48
         ("615.71.09", "linux", (13, 4)),  # 13.4 needs the R615 branch
         ("610.57.04", "linux", (13, 3)),
+        ("620.70.06", "linux", (13, 5)),  # redistrib_620.70.06.json: cuda_compat 13.5
     ],
 )
 def test_driver_cuda_version(version: str, os: str, cuda: tuple[int, int] | None) -> None:
@@ -320,6 +394,10 @@ def test_driver_cuda_version(version: str, os: str, cuda: tuple[int, int] | None
         (("cudart64_13.dll",), "12.9", "pe", False),
         (("cudart64_12.dll",), "527.41", "pe", True),
         (("cudart64_12.dll",), "526.98", "pe", False),
+        # 13.x on Windows: ">= 580" (Minor Version Compatibility, Table 1; no per-OS split)
+        (("cudart64_13.dll",), "581.57", "pe", True),
+        (("cudart64_13.dll",), "580.88", "pe", True),
+        (("cudart64_13.dll",), "576.80", "pe", False),
     ],
 )
 def test_runtime_floor(needed: tuple[str, ...], driver: str, fmt: str, ok: bool) -> None:
@@ -328,6 +406,44 @@ def test_runtime_floor(needed: tuple[str, ...], driver: str, fmt: str, ok: bool)
     assert lv is not None and lv.runtime is not None
     assert lv.runtime.ok is ok
     assert (lv.verdict is V.DRIVER) is not ok
+
+
+def test_forward_compat_is_named_below_the_floor_on_linux_only() -> None:
+    # NVIDIA's Forward Compatibility page: data-center GPUs, select NGC Server Ready RTX
+    # cards and Jetson boards, on an older Linux driver (cuda-compat-<major>-<minor>)
+    elf = binary(container("sm_90"), needed=("libcudart.so.13",))
+    lv = compat.evaluate_binary(elf, cc("9.0", "575.51.03"))
+    assert lv is not None and lv.runtime is not None and lv.runtime.ok is False
+    assert "forward-compatibility package (cuda-compat-" in lv.runtime.reason
+    assert "data-center GPUs" in lv.runtime.reason and "Jetson" in lv.runtime.reason
+    ok = compat.evaluate_binary(elf, cc("9.0", "580.65.06"))
+    assert ok is not None and ok.runtime is not None and "forward" not in ok.runtime.reason
+    pe = binary(container("sm_90"), needed=("cudart64_13.dll",), fmt="pe")
+    lv = compat.evaluate_binary(pe, cc("9.0", "576.80"))
+    assert lv is not None and lv.runtime is not None and lv.runtime.ok is False
+    assert "forward" not in lv.runtime.reason  # Linux drivers only
+
+
+@pytest.mark.parametrize(
+    ("segment", "os", "applies"),
+    [
+        ("datacenter", "linux", True),
+        ("embedded", "linux", True),
+        ("consumer", "linux", False),
+        ("workstation", "linux", False),
+        ("datacenter", "windows", False),
+    ],
+)
+def test_forward_compat_applies(segment: str, os: str, applies: bool) -> None:
+    assert runtime.forward_compat_applies(segment, os) is applies
+
+
+def test_windows_13x_floor_is_named() -> None:
+    lv = compat.evaluate_binary(
+        binary(container("sm_90"), needed=("cudart64_13.dll",), fmt="pe"), cc("9.0", "576.80")
+    )
+    assert lv is not None and lv.runtime is not None
+    assert lv.runtime.floor == "580" and "driver >= 580" in lv.runtime.reason
 
 
 def test_runtime_major_from_libraries_of_one_major_only() -> None:

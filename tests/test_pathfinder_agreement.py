@@ -60,19 +60,19 @@ COVERED = {
     "nccl": "nccl",
     "nvshmem_host": "nvshmem",
     "cusparseLt": "cusparselt",
+    "cutensor": "cutensor",
+    "cutensorMg": "cutensor",
+    "cutensorMp": "cutensor",
+    "cudss": "cudss",
+    "cublasmp": "cublasmp",
+    "cufftMp": "cufftmp",
+    "mathdx": "mathdx",
 }
 
 # Libraries pathfinder describes that packages.toml has no component for (yet).
 NOT_COVERED = {
     "cudla",  # libcudla.so.1 (nvidia/cu13/lib); cudla.dll: pathfinder says no wheel ships it
-    "cublasmp",
-    "cufftMp",
     "cusolverMp",
-    "mathdx",
-    "cudss",
-    "cutensor",
-    "cutensorMg",
-    "cutensorMp",
     "cudensitymat",
     "cupauliprop",
     "cutensornet",

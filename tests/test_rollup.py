@@ -24,7 +24,7 @@ from cuwheel.compat import Target, Verdict, WheelState
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
 from cuwheel.model.inventory import Toolkit as Tk
-from cuwheel.rules import rollup
+from cuwheel.rules import evidence, rollup
 
 REAL = Path(__file__).parent / "data" / "real"
 FAISS = REAL / "faiss_gpu-1.7.2-cp310-cp310-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
@@ -158,7 +158,7 @@ def test_dispatch_threshold_both_sides() -> None:
     loads = ("sm_90",)
     older = [("sm_50",), ("sm_60",), ("sm_70",), ("sm_75",), ("sm_80",), ("sm_86",),
              ("sm_50", "sm_60"), ("sm_70", "sm_80")]  # fmt: skip
-    assert rollup.DISPATCH_ARCH_SETS == 8
+    assert evidence.DISPATCH_ARCH_SETS == 8
     seven = _lib(loads, ("sm_50", "sm_60"), ("sm_60", "sm_70"), ("sm_70", "sm_75"),
                  ("sm_75", "sm_80"), ("sm_80", "sm_86"), ("sm_50", "sm_86"))  # fmt: skip
     assert len({frozenset(s) for s in [loads, *older[:6]]}) == 7
@@ -172,6 +172,23 @@ def test_dispatch_threshold_both_sides() -> None:
     assert _verdict(old, "9.0") is Verdict.PARTIAL
 
 
+def test_build_floor_both_sides() -> None:
+    # vLLM's _C shape: most containers start at sm_70, one helper at sm_52 (+ PTX)
+    helper = ("sm_52", "compute_52")
+    main = [("sm_70", "sm_80", "sm_90")] * 10
+    b = _lib(helper, *main)  # the helper starts 1 of 11 (9%): below the floor share
+    assert evidence.build_floor(b) == Arch(70)
+    # on a P100 the helper loads, but the library's kernels are for newer GPUs: missing
+    assert _verdict(b, "6.0") is Verdict.PARTIAL
+    assert _verdict(b, "7.0").runs  # the helper by PTX JIT, the rest natively
+    # with the helper's share at the floor share (1 of 10 = 10%) it counts: the library
+    # starts at sm_52 and its newer-only containers are for other GPUs
+    assert evidence.FLOOR_SHARE == 0.1
+    b10 = _lib(helper, *main[:-1])
+    assert evidence.build_floor(b10) == Arch(52)
+    assert _verdict(b10, "6.0") is Verdict.PTX_JIT
+
+
 def test_per_architecture_build_both_sides() -> None:
     # cuFFT's shape: one architecture per container, this GPU's among them
     assert _verdict(_lib(("sm_80",), ("sm_86",), ("sm_90",)), "9.0") is Verdict.NATIVE
@@ -183,10 +200,10 @@ def test_per_architecture_build_both_sides() -> None:
 
 def test_builder_knows_evidence() -> None:
     # a toolkit before the GPU: False; unknown toolkit and only older code: None
-    knew, why = rollup.builder_knows(_lib(("sm_75",), tk=(10, 2)), Arch(80))
+    knew, why = evidence.builder_knows(_lib(("sm_75",), tk=(10, 2)), Arch(80))
     assert knew is False and "10.2" in why
-    assert rollup.builder_knows(_lib(("sm_75",), tk=None), Arch(80))[0] is None
-    assert rollup.builder_knows(_lib(("sm_75",), ("sm_90",), tk=None), Arch(80))[0] is True
+    assert evidence.builder_knows(_lib(("sm_75",), tk=None), Arch(80))[0] is None
+    assert evidence.builder_knows(_lib(("sm_75",), ("sm_90",), tk=None), Arch(80))[0] is True
 
 
 def test_module_of_arch_specific_code_is_for_other_gpus() -> None:
@@ -202,11 +219,14 @@ def test_module_of_arch_specific_code_is_for_other_gpus() -> None:
         (["p/libx_cuda118.so", "q/libx_cuda128.so"], 0),  # another directory
         (["p/libx_cuda118.so"], 0),  # alone
         (["p/liba_cuda118.so", "p/libb_cuda118.so"], 0),  # other stems
-        (["p/x_cuda.dll", "p/x_rocm62.dll"], 1),
+        (["p/x_cuda118.dll", "p/x_rocm62.dll"], 1),
+        # torch's libraries: a backend name with no version picks nothing
+        (["t/libtorch_cuda.so", "t/libtorch_cpu.so", "t/libtorch_cuda_linalg.so"], 0),
+        (["p/libx_cuda121_nocublaslt.so", "p/libx_cuda121.so"], 1),
     ],
 )
 def test_alternatives_grouping(names: list[str], groups: int) -> None:
-    assert len(rollup.alternatives(names)) == groups
+    assert len(evidence.alternatives(names)) == groups
 
 
 def test_combined_state_order() -> None:

@@ -66,6 +66,7 @@ class WheelReport:
     notes: tuple[str, ...] = field(default=())
     profile: str = "audit"
     claim: str | None = None  # the GPUs judged, described (None for the CPU row)
+    claimed: tuple[str, ...] = ()  # the claim's GPU architectures ("8.0", "9.0"), for ART003
     config: str | None = None  # the configuration file the policy and rows came from
 
     @property

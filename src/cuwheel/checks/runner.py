@@ -119,6 +119,7 @@ def check_source(
         notes=tuple(notes) + _audit_notes(ctx),
         profile=prof.name,
         claim=ctx.claim.describe() if not ctx.is_cpu else None,
+        claimed=tuple(a.cc for a in ctx.claim.gpus) if not ctx.is_cpu else (),
     )
 
 

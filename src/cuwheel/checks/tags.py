@@ -16,8 +16,10 @@ __all__ = ["check_machine", "check_train"]
 
 
 def check_machine(ctx: CheckContext) -> list[Finding]:
+    """TAG001 for binaries something loads; relocatable objects and archives of them are
+    data to a linker (a wheel that bundles a compiler ships them for another machine)."""
     out: list[Finding] = []
-    native = [lib for lib in ctx.libs if lib.binary.format in ("elf", "pe")]
+    native = [lib for lib in ctx.libs if lib.binary.format in ("elf", "pe") and lib.loadable]
     if not native:
         return out
     tags = ctx.platform_tags

@@ -9,13 +9,16 @@ from dataclasses import replace
 from typing import Any
 
 from cuwheel.checks import check_installed, check_wheel
+from cuwheel.checks.artifact import check_artifact
 from cuwheel.checks.claims import claim_from_archs
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.policy import parse_prefixes
 from cuwheel.cli._common import CONFIG_HELP, add_output, check_output_path, error, write_output
 from cuwheel.config import load_config
 from cuwheel.errors import ConfigError, CuwheelError, InputError
+from cuwheel.model.inventory import Source
 from cuwheel.plan.select import ENV_ROW
+from cuwheel.read.artifacts import read_artifact
 from cuwheel.render.check import FORMATS, render
 
 __all__ = ["register"]
@@ -115,6 +118,12 @@ def register(subparsers: Any) -> None:
         help="look the wheel's requirements up on this PEP 691 simple index (DEP007: "
         "placeholder projects); without it cuwheel reads nothing from the network",
     )
+    p.add_argument(
+        "--artifact", action="append", default=[], metavar="FILE",
+        help="an exported program to judge beside each wheel: AOTInductor .pt2, ExecuTorch "
+        ".pte/.ptd, a Triton cache directory or a library (its CUDA train, GPUs, host ISA; "
+        "ART codes; repeatable)",
+    )  # fmt: skip
     add_output(p, FORMATS)
     p.set_defaults(handler=_run)
 
@@ -154,6 +163,13 @@ def _with_binaries() -> list[str]:
 _BINARY = re.compile(r"\.(so(\.[0-9.]+)?|pyd|dll|a|cubin|fatbin)$")
 
 
+def _artifact(path: str) -> Source:
+    """An artifact read whole; a path that is not there is bad input (exit 2)."""
+    if not os.path.exists(path):
+        raise InputError(path, "no such file or directory")
+    return read_artifact(path)
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output)
@@ -190,6 +206,7 @@ def _run(args: argparse.Namespace) -> int:
     unusable: list[str] = []
     if not (args.wheels or args.dist or args.env):
         raise ConfigError("nothing to check: name wheels or directories, or --dist NAME / --env")
+    artifacts = [_artifact(a) for a in args.artifact]
     wheels: list[tuple[str, bool]] = [(w, False) for w in _wheels(args.wheels)]
     wheels += [(d, True) for d in (*args.dist, *(_with_binaries() if args.env else ()))]
     for w, installed in wheels:
@@ -200,6 +217,8 @@ def _run(args: argparse.Namespace) -> int:
             )  # fmt: skip
             if config.path is not None:
                 report = replace(report, config=config.path)
+            for art in artifacts:
+                report = check_artifact(report, art, policy)
             reports.append(report)
         except CuwheelError as exc:
             if len(wheels) == 1:
@@ -222,4 +241,5 @@ examples:
   cuwheel check x.whl --row linux-x86_64-cu13   against a row of the project's config
   cuwheel check dist/ -f junit -o check.xml     JUnit for CI test reports
   cuwheel check --dist mypkg                    the installed distribution (cibuildwheel)
+  cuwheel check x.whl --artifact model.pt2      the exported program's train, GPUs, host ISA
 """

@@ -20,7 +20,10 @@ def register(sub: Any) -> None:
         "CUDA linkage of every binary in wheels, directories, installed distributions or "
         "single ELF / PE / ar / cubin / fatbin / PTX files.",
     )
-    p.add_argument("targets", nargs="*", metavar="TARGET", help="wheel, directory or file")
+    p.add_argument("targets", nargs="*", metavar="TARGET",
+                   help="wheel, directory or file; an exported program (.pt2, .pte, .ptd) or "
+                   "Triton cache directory is named by kind, with its CUDA train, GPUs and "
+                   "host (docs/artifacts.md)")
     p.add_argument("--dist", action="append", default=[], metavar="NAME",
                    help="an installed distribution (files from its RECORD); repeatable")
     p.add_argument("--env", action="store_true",

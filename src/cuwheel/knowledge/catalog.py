@@ -24,14 +24,17 @@ from cuwheel.errors import CatalogError, UnknownName
 from cuwheel.knowledge._load import DataSource, read_data_file
 from cuwheel.knowledge.consumers import CMakeConsumer, TorchConsumer, load_consumers
 from cuwheel.knowledge.cuda import (
+    ForwardCompat,
     MinorCompat,
     Platform,
     Release,
     Rename,
+    load_codec_gates,
     load_cuda,
+    load_forward_compat,
     parse_version,
 )
-from cuwheel.knowledge.gpus import Gpu, GpuMatch, Product, load_gpus, search_gpus
+from cuwheel.knowledge.gpus import SEGMENTS, Gpu, GpuMatch, Product, load_gpus, search_gpus
 from cuwheel.knowledge.packages import (
     Carrier,
     Component,
@@ -50,6 +53,7 @@ __all__ = [
     "CatalogError",
     "Component",
     "DataSource",
+    "ForwardCompat",
     "Gpu",
     "GpuMatch",
     "MinorCompat",
@@ -60,9 +64,11 @@ __all__ = [
     "TorchConsumer",
     "build_catalog",
     "cmake_consumer",
+    "codec_release",
     "data_sources",
     "find_gpus",
     "find_library",
+    "forward_compat",
     "gpu_for_arch",
     "is_driver_library",
     "load_catalog",
@@ -105,6 +111,8 @@ class Catalog:
     meta: tuple[DataSource, ...]
     carriers: tuple[Carrier, ...] = ()
     package_libraries: tuple[PackageLibraries, ...] = ()
+    forward_compat: ForwardCompat | None = None
+    codec_gates: tuple[tuple[str, tuple[int, int]], ...] = ()  # codec -> first release
 
     def package_of(self, library: str, os: str | None) -> PackageLibraries | None:
         """The Python package (not NVIDIA's) whose library ``library`` is, if recorded."""
@@ -240,6 +248,8 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     comps, drv_l, drv_w, not_drv, pmeta = load_packages(
         tables["packages.toml"], chks["packages.toml"]
     )
+    fwd = load_forward_compat(tables["cuda.toml"], chks["cuda.toml"], SEGMENTS)
+    codecs = load_codec_gates(tables["cuda.toml"], chks["cuda.toml"], rels)
     torch, cmake, tmeta = load_consumers(tables["consumers.toml"], chks["consumers.toml"])
     carriers = load_carriers(tables["packages.toml"], chks["packages.toml"], comps)
     pkg_libs = load_package_libraries(tables["packages.toml"], chks["packages.toml"])
@@ -261,7 +271,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     metas = tuple(m for m in (gmeta, cmeta, pmeta, tmeta) if m is not None)
     return Catalog(
         gpus, rels, compat, renames, platforms, unreleased, comps, drv_l, drv_w, not_drv,
-        torch, cmake, metas, carriers, pkg_libs,
+        torch, cmake, metas, carriers, pkg_libs, fwd, codecs,
     )  # fmt: skip
 
 
@@ -309,6 +319,19 @@ def min_driver_for_ptx_isa(isa: str | tuple[int, int], os: str = "linux") -> str
 
 def minor_compat_floor(major: int) -> MinorCompat | None:
     return load_catalog().minor_compat_floor(major)
+
+
+def forward_compat() -> ForwardCompat | None:
+    return load_catalog().forward_compat
+
+
+def codec_release(codec: str) -> Release | None:
+    """The first CUDA release whose drivers decode fatbin payloads of ``codec`` ("zstd");
+    None when any driver does, or when it is not known."""
+    for name, version in load_catalog().codec_gates:
+        if name == codec:
+            return release(version)
+    return None
 
 
 def renames() -> tuple[Rename, ...]:

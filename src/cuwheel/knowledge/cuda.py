@@ -20,7 +20,17 @@ from cuwheel.knowledge._load import (
 )
 from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, parse_arch_specs
 
-__all__ = ["MinorCompat", "Platform", "Release", "Rename", "load_cuda", "parse_version"]
+__all__ = [
+    "ForwardCompat",
+    "MinorCompat",
+    "Platform",
+    "Release",
+    "Rename",
+    "load_codec_gates",
+    "load_cuda",
+    "load_forward_compat",
+    "parse_version",
+]
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -102,6 +112,18 @@ class MinorCompat:
     major: int
     driver_linux: str | None
     driver_windows: str | None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class ForwardCompat:
+    """NVIDIA's forward-compatibility package: a newer-major runtime on an older driver, on
+    the OSes and GPU segments listed only (docs/cuda.md#forward-compatibility)."""
+
+    os: tuple[str, ...]
+    segments: tuple[str, ...]  # gpus.toml product segments
+    applies_to: str  # NVIDIA's own wording of where it applies
+    package: str
     note: str | None = None
 
 
@@ -286,3 +308,59 @@ def load_cuda(
     if len({p.name for p in platforms}) != len(platforms):
         chk.problem("platform", "duplicate platform names")
     return tuple(releases), tuple(compat), tuple(renames), tuple(platforms), unreleased, meta
+
+
+def load_forward_compat(
+    data: Mapping[str, Any], chk: Checker, segments: frozenset[str]
+) -> ForwardCompat | None:
+    """cuda.toml ``[forward_compat]``; ``segments``: the product segments gpus.toml knows."""
+    if "forward_compat" not in data:
+        return None
+    f = chk.fields(
+        data.get("forward_compat"),
+        "[forward_compat]",
+        {"os": list, "segments": list, "applies_to": str, "package": str, "source": str},
+        {"note": str},
+    )
+    if len(f) < 5:
+        return None
+    for o in f["os"]:
+        if o not in ("linux", "windows"):
+            chk.problem("[forward_compat]", f"os must be linux or windows: {o!r}")
+    for seg in f["segments"]:
+        if seg not in segments:
+            chk.problem("[forward_compat]", f"unknown segment {seg!r}")
+    source_mark(chk, "[forward_compat]", f["source"])
+    return ForwardCompat(
+        tuple(f["os"]), tuple(f["segments"]), f["applies_to"], f["package"], f.get("note")
+    )
+
+
+CODECS = ("lz4", "zstd")
+
+
+def load_codec_gates(
+    data: Mapping[str, Any], chk: Checker, releases: tuple[Release, ...]
+) -> tuple[tuple[str, tuple[int, int]], ...]:
+    """cuda.toml ``[fatbin_codecs]``: codec -> the first release whose drivers decode it."""
+    if "fatbin_codecs" not in data:
+        return ()
+    f = chk.fields(
+        data.get("fatbin_codecs"),
+        "[fatbin_codecs]",
+        {"source": str},
+        {"note": str, **{c: str for c in CODECS}},
+    )
+    if "source" in f:
+        source_mark(chk, "[fatbin_codecs]", f["source"])
+    known = {r.version for r in releases}
+    out: list[tuple[str, tuple[int, int]]] = []
+    for codec in CODECS:
+        if codec not in f:
+            continue
+        version = chk.convert("[fatbin_codecs]", parse_version, f[codec])
+        if version is not None and version not in known:
+            chk.problem("[fatbin_codecs]", f"{codec}: {f[codec]} is not a release")
+        elif version is not None:
+            out.append((codec, version))
+    return tuple(out)

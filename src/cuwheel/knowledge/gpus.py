@@ -147,8 +147,10 @@ def _words(text: str) -> list[str]:
     return [w for w in re.split(r"[^0-9a-z]+", text.lower()) if w]
 
 
-# Words that people add or leave out without changing which product they mean.
-_NOISE = frozenset({"nvidia", "geforce", "tesla", "gpu"})
+# Words that people add or leave out without changing which product they mean.  "Laptop":
+# nvidia-smi names a notebook part "NVIDIA GeForce RTX 4090 Laptop GPU"; a laptop GPU has
+# the architecture, hence the CC, of its desktop namesake (docs/cuda.md#gpu-products).
+_NOISE = frozenset({"nvidia", "geforce", "tesla", "gpu", "laptop"})
 
 
 def _name_matches(query: str, name: str) -> tuple[bool, bool]:

@@ -108,15 +108,15 @@ def load_packages(
         dirs: dict[str, str | None] = {}
         for key in ("linux_dir", "windows_dir", "windows_arm64_dir"):
             template = f.get(key) or m.get(key)
+            # Separate libraries (own linux_dir) do not live in the shared toolkit dirs.
+            if "linux_dir" in f and key not in f:
+                template = None
             if template is not None and "{dir}" in template:
                 if "dir" not in f:
                     chk.problem(where, f"{key} {template!r} needs the component's 'dir'")
                     template = None
                 else:
                     template = template.replace("{dir}", f["dir"])
-            # Separate libraries (own linux_dir) do not live in the shared toolkit dirs.
-            if "linux_dir" in f and key not in f:
-                template = None
             dirs[key] = template
         if not f.get("linux") and not f.get("windows"):
             chk.problem(where, "ships no library")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from cuwheel.model.arch import Arch
+from cuwheel.model.artifact import ArtifactFacts
 
 __all__ = [
     "ArchCoverage",
@@ -274,7 +275,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class Source:
-    """One inspected target: a wheel, directory, installed distribution or single file."""
+    """One inspected target: a wheel, directory, installed distribution, single file or
+    artifact (docs/artifacts.md)."""
 
     kind: str  # "wheel", "directory", "distribution", "file"
     path: str
@@ -282,6 +284,9 @@ class Source:
     files_seen: int = 0  # files examined (binaries or not)
     binaries: tuple[Binary, ...] = ()
     problems: tuple[Problem, ...] = ()
+    # An exported program or other artifact's own records (model/artifact.py); kind is then
+    # its artifact kind ("aoti-package", ...)
+    artifact: ArtifactFacts | None = None
 
     def member(self, path: str) -> str | None:
         """``path`` relative to this source (see :func:`member_of`)."""

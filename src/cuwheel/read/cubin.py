@@ -23,6 +23,7 @@ _NOTE_NAME = b"NVIDIA Corp\x00"
 _NT_TKINFO = 2000
 _NT_CUINFO = 1000
 _SHT_NV_COMPAT = 0x70000086
+_EF_V7_ARCH_SPECIFIC = 0x800
 _RELEASE = re.compile(rb"release (\d+)\.(\d+), V(\d+\.\d+\.\d+)")
 _ARCH_OPT = re.compile(rb"-arch[ =](sm|compute)_(\d+)([af]?)\b")
 
@@ -141,6 +142,10 @@ def parse_cubin(data: bytes) -> CubinFacts | None:
     # ABI v8 moved the SM number from bits 0-7 to bits 8-15 (docs/formats.md#cubin-elf-flags).
     sm = (e_flags >> 8) & 0xFF if abi >= 8 else e_flags & 0xFF
     toolkit, arch_option = _toolkit_from_notes(data)
+    arch_specific = _nv_compat_arch_specific(data)
+    # ABI v7 marks an `a` cubin with e_flags bit 0x800 (docs/formats.md#cubin-elf-flags).
+    if abi < 8 and e_flags & _EF_V7_ARCH_SPECIFIC:
+        arch_specific = True
     if toolkit is None and abi < 8 and e_version >= 80:
         toolkit = Toolkit(e_version // 10, e_version % 10, "e_version")
     return CubinFacts(
@@ -148,7 +153,7 @@ def parse_cubin(data: bytes) -> CubinFacts | None:
         elf_type=e_type,
         sm=sm,
         toolkit=toolkit,
-        arch_specific=_nv_compat_arch_specific(data),
+        arch_specific=arch_specific,
         arch_option=arch_option,
         kernels=_has_kernels(data),
     )

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, Inventory, Problem, Source, WheelInfo
+from cuwheel.read.artifacts import artifact_kind, read_artifact
 from cuwheel.read.sources import (
     DEFAULT_LIMITS,
     MAX_WHEEL_FILE,
@@ -270,7 +271,7 @@ class _Run(Generic[T]):
                                      sum(s for _, s in files))
             return [(sum(s for _, s in g) or 1, ("files", i, [p for p, _ in g]))
                     for g in groups]
-        if kind == "file" or not parallel or what * 2 < _PARALLEL_THRESHOLD:
+        if kind in ("file", "artifact") or not parallel or what * 2 < _PARALLEL_THRESHOLD:
             cost = what * (_WHEEL_RATIO if kind == "zip" else 1)
             return [(cost or 1, ("whole", i, path, kind))]
         # A big wheel: cut into member items.
@@ -477,7 +478,10 @@ def _wheel_plan(wf: WheelFile) -> tuple[Any, list[Problem], list[tuple[str, int]
 
 def _classify(path: str) -> tuple[str, Any]:
     """What a target is, from stat and magic: ("dir", (files with sizes, problems)),
-    ("zip", size), ("file", size), or ("done", Source) when it cannot be read at all."""
+    ("zip", size), ("file", size), ("artifact", size) for an exported program or Triton
+    cache (read/artifacts.py), or ("done", Source) when it cannot be read at all."""
+    if artifact_kind(path) is not None:
+        return "artifact", max(os.path.getsize(path), 1) if os.path.isfile(path) else 1
     if os.path.isdir(path):
         walk_problems: list[Problem] = []
         files = _walk(path, walk_problems)
@@ -562,6 +566,8 @@ def _inspect_target(path: str, limits: Limits, payload: str, known: str | None =
         return src
     if kind == "zip":
         return _inspect_wheel(path, limits, payload)
+    if kind == "artifact":
+        return read_artifact(path, limits)
     binaries, problems, is_bin = read_path(path, payload)
     if not is_bin and not problems:
         problems = [Problem(path, "not a wheel, directory, or binary cuwheel can read")]

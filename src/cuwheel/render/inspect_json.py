@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cuwheel.model.artifact import TrainEvidence
 from cuwheel.model.inventory import (
     Binary,
     CodeKind,
@@ -136,13 +137,43 @@ def _source(s: Source, full: bool) -> dict[str, Any]:
             "requires_dist": list(w.requires_dist),
             "local_version": w.local_version,
         }
-    return {
+    out = {
         "kind": s.kind,
         "path": s.path,
         "wheel": wheel,
         "files_seen": s.files_seen,
         "binaries": [_binary(b, full) for b in s.binaries],
         "problems": [{"path": p.path, "message": p.message} for p in s.problems],
+    }
+    if s.artifact is not None:
+        out["artifact"] = _artifact(s)
+    return out
+
+
+def _artifact(s: Source) -> dict[str, Any]:
+    """An artifact's own records (docs/artifacts.md; schema $defs/artifact)."""
+    from cuwheel.rules.artifact import isa_needs, runs_on
+
+    a = s.artifact
+    assert a is not None
+    t = a.train
+
+    def ev(e: TrainEvidence) -> dict[str, Any]:
+        return {"source": e.source, "major": e.major, "minor": e.minor, "where": e.where}
+
+    return {
+        "label": a.label,
+        "train": ev(t) if t else None,
+        "evidence": [ev(e) for e in a.evidence],
+        "runs_on": [arch.cc for arch in runs_on(s)],
+        "platform": a.platform,
+        "machine": a.machine,
+        "cpu_isa": list(a.cpu_isa),
+        "isa_beyond_baseline": [{"name": n.name, "level": n.level}
+                                for n in isa_needs(a.cpu_isa, a.machine)],
+        "runtime_imported": a.runtime_imported,
+        "metadata": [[k, v] for k, v in a.metadata],
+        "notes": list(a.notes),
     }
 
 

@@ -104,6 +104,48 @@ LEGEND = (
 )
 
 
+def _artifact_lines(s: Source) -> list[str]:
+    """An artifact's own records: its train and the evidence, the GPUs it runs on, its host
+    (docs/artifacts.md)."""
+    from cuwheel.knowledge import catalog
+    from cuwheel.rules.artifact import isa_needs, runs_on
+
+    a = s.artifact
+    assert a is not None
+    t = a.train
+    lines = [f"  {a.label}: CUDA train " + (f"{t.train} (decided by {t.source}: {t.where})"
+                                            if t else "not recorded")]
+    for e in a.evidence:
+        if t is None or (e.source, e.where) != (t.source, t.where):
+            lines.append(f"    also {e.source} {e.train}: {e.where}")
+    gpus = []
+    for arch in runs_on(s):
+        g = catalog.gpu_for_arch(arch)
+        names = ", ".join(p.name for p in g.products[:3]) if g else ""
+        gpus.append(f"{arch.cc}" + (f" ({names})" if names else ""))
+    lines.append("  runs on: CC " + "; ".join(gpus) if gpus else "  runs on: no GPU")
+    host = " ".join(x for x in (a.platform or "", a.machine or "") if x) or "not recorded"
+    isa = " ".join(a.cpu_isa)
+    needs = isa_needs(a.cpu_isa, a.machine)
+    beyond = (" (beyond the baseline: " + ", ".join(f"{n.name} {n.level}" for n in needs) + ")"
+              if needs else "")
+    lines.append(f"  host: {host}" + (f"; CPU ISA {isa}{beyond}" if isa else ""))
+    if a.runtime_imported:
+        lines.append("  CUDA runtime: imported from the process (cuda* symbols, no libcudart)")
+    floor = catalog.minor_compat_floor(t.major) if t is not None else None
+    if t is not None and floor is not None:
+        drv = floor.driver_linux if a.platform != "win32" else floor.driver_windows
+        if drv:
+            lines.append(f"  driver: {drv} or later for CUDA {t.major}.x "
+                         "(minor-version compatibility)")
+    shown = [f"{k}={v}" for k, v in a.metadata if k not in ("AOTI_CPU_ISA", "AOTI_PLATFORM",
+                                                            "AOTI_MACHINE")]
+    if shown:
+        lines.append("  recorded: " + ", ".join(shown[:12])
+                     + (f" (+{len(shown) - 12} more)" if len(shown) > 12 else ""))
+    return lines
+
+
 def _source_lines(s: Source, full: bool, device_only: bool = False) -> list[str]:
     with_code = sum(1 for b in s.binaries if b.has_device_code)
     head = s.path
@@ -113,6 +155,8 @@ def _source_lines(s: Source, full: bool, device_only: bool = False) -> list[str]
     counts = (f"{s.files_seen} {'file' if s.files_seen == 1 else 'files'} read, "
               f"{n} {'binary' if n == 1 else 'binaries'}, {with_code} with device code")
     lines = [f"{s.kind} {head}", f"  {counts}"] if s.kind != "file" else []
+    if s.artifact is not None:
+        lines += _artifact_lines(s)
     if device_only:
         shown = [b for b in s.binaries if b.has_device_code]
     elif full:

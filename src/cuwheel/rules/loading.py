@@ -24,6 +24,7 @@ __all__ = [
     "STUB_REASON",
     "ContainerVerdict",
     "Verdict",
+    "codec_gate",
     "counted_containers",
     "family_members",
     "ignored_reason",
@@ -103,12 +104,22 @@ def worst(verdicts: Iterable[Verdict]) -> Verdict | None:
 
 def family_members(arch: Arch) -> tuple[Arch, ...]:
     """The CCs an ``f`` target covers: the union of every release's ``families`` entry
-    (``sm_100f`` -> 10.0, 10.3, 10.7).  Unknown f target: its own CC only."""
+    (``sm_100f`` -> 10.0, 10.3, 10.7), and a renamed member under its new name too:
+    ``sm_101f`` -> 10.1 and 11.0, the sm_11x family being sm_110f and sm_101f
+    (docs/cuda.md#families).  Unknown f target: its own CC only."""
     members: set[Arch] = set()
     key = Arch(arch.number, "f")
     for r in catalog.releases():
         members.update(m.base for m in r.family(key))
+    for rn in catalog.renames():
+        if rn.old.base in members:
+            members.add(rn.new.base)
     return tuple(sorted(members)) or (arch.base,)
+
+
+def _renamed(code: Arch, device: Arch) -> bool:
+    """Whether ``code`` names the device's CC by its old name (``sm_101a`` on CC 11.0)."""
+    return any(rn.old.base == code.base and rn.new.base == device.base for rn in catalog.renames())
 
 
 @functools.lru_cache(maxsize=1024)
@@ -136,6 +147,10 @@ def sass_fits(code: Arch, device: Arch) -> tuple[int, str]:
         return 2, f"{code.sass} {what} CC {device.cc}"
     if code.variant == "a":
         return 0, f"{code.sass} runs on CC {code.cc} only (arch-specific 'a' cubin)"
+    if code.variant == "f" and device in family_members(code):
+        # Before the Tegra rule: the family table names its members, Tegra ones included
+        # (sm_101f, Thor's CUDA 12.x name, is in the sm_11x family).
+        return 1, f"{code.sass} runs on the members of its family, CC {device.cc} among them"
     tegra = [a for a in (code, device) if is_tegra(a)]
     if tegra:
         return 0, (
@@ -144,8 +159,6 @@ def sass_fits(code: Arch, device: Arch) -> tuple[int, str]:
         )
     if code.variant == "f":
         fam = family_members(code)
-        if device in fam:
-            return 1, f"{code.sass} runs on the members of its family, CC {device.cc} among them"
         return 0, f"{code.sass} runs on its family only ({', '.join(a.cc for a in fam)})"
     if code.major == device.major and code.minor < device.minor:
         return 1, f"{code.sass} runs on later minors of CC {code.major}.x"
@@ -159,6 +172,9 @@ def ptx_fits(code: Arch, device: Arch) -> tuple[bool, str]:
     if code.variant == "a":
         if code.number == device.number:
             return True, f"{code.ptx} PTX is for exactly CC {device.cc}"
+        if _renamed(code, device):
+            # ptxas 13.0 compiles '.target sm_101a' for sm_110a only (docs/cuda.md#families)
+            return True, f"{code.ptx} PTX is CC {device.cc} under its old name"
         return False, f"{code.ptx} PTX runs on CC {code.cc} only"
     if code.variant == "f":
         fam = family_members(code)
@@ -188,6 +204,21 @@ def ptx_isa_gate(
     return False, (
         f"PTX ISA {isa_name} needs a {need_txt}; this driver supports CUDA "
         f"{cuda[0]}.{cuda[1]} (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)"
+    )
+
+
+def codec_gate(entry: FatbinEntry, cuda: tuple[int, int] | None, os: str) -> str | None:
+    """Why a driver supporting CUDA ``cuda`` cannot decode ``entry``'s payload (a zstd entry
+    needs a CUDA 12.4 driver, catalog ``[fatbin_codecs]``), or None when it can or the driver
+    is not given (docs/cuda.md#compressed-fatbins)."""
+    rel = catalog.codec_release(entry.compression.value)
+    if rel is None or cuda is None or cuda >= rel.version:
+        return None
+    need = rel.driver_windows if os == "windows" else rel.driver_linux
+    return (
+        f"{entry.name} is {entry.compression.value}-compressed, which needs a CUDA {rel.name} "
+        f"driver" + (f" (>= {need})" if need else "") + f"; this driver supports CUDA "
+        f"{cuda[0]}.{cuda[1]} (CUDA_ERROR_INVALID_SOURCE: device kernel image is invalid)"
     )
 
 
@@ -325,6 +356,9 @@ def _pick(
             refusals.append(why)
     if best_sass is not None:
         level, e, why = best_sass
+        undecodable = codec_gate(e, cuda, os)
+        if undecodable is not None:
+            return Verdict.DRIVER, undecodable, None
         return (Verdict.NATIVE if level == 2 else Verdict.COMPATIBLE), why, e.name
     jit: tuple[FatbinEntry, str] | None = None
     gated: tuple[FatbinEntry, str] | None = None
@@ -342,6 +376,9 @@ def _pick(
             gated = (e, f"{why}, but {isa_why}")
     if jit is not None:
         e, why = jit
+        undecodable = codec_gate(e, cuda, os)
+        if undecodable is not None:
+            return Verdict.DRIVER, undecodable, None
         reason = f"no cubin for CC {device.cc}: the first load JIT-compiles {e.name} ({why})"
         return Verdict.PTX_JIT, reason, e.name
     if gated is not None:

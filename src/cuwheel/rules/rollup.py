@@ -18,18 +18,28 @@ When some load on a GPU and others do not, the others are one of three things:
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from cuwheel.knowledge import catalog
-from cuwheel.knowledge.cuda import Release
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer
-from cuwheel.rules.loading import ContainerVerdict, Verdict, counted_containers, is_tegra, worst
-from cuwheel.rules.runtime import RuntimeCheck, runtime_majors
+from cuwheel.rules.evidence import (
+    DISPATCH_ARCH_SETS,
+    Alternative,
+    alternatives,
+    build_floor,
+    builder_knows,
+    dispatches_by_arch,
+    group_label,
+    per_architecture_build,
+    release_at_or_below,
+    specialised_only,
+    split_path,
+)
+from cuwheel.rules.loading import ContainerVerdict, Verdict, is_tegra, worst
+from cuwheel.rules.runtime import RuntimeCheck
 
 __all__ = [
     "DISPATCH_ARCH_SETS",
@@ -50,114 +60,6 @@ __all__ = [
     "specialised_only",
 ]
 
-# A library whose containers come in this many different SASS architecture sets picks its
-# kernels by architecture at run time (when its toolkit knew the GPU).  Measured on real
-# wheels (docs/compat.md#dispatch-threshold): NVIDIA's cuBLAS / cuBLASLt / cuDNN /
-# cuSPARSELt / cuFFT have 10 to 35 sets; extension modules built from one arch list (torch,
-# xformers, vLLM, bitsandbytes, CuPy, JAX) have 1 to 4.
-DISPATCH_ARCH_SETS = 8
-
-
-# ---------------------------------------------------------------------------- evidence
-
-
-def specialised_only(binary: Binary) -> bool:
-    """Every SASS / PTX entry of the binary is arch- or family-specific (``sm_90a``,
-    ``sm_100f``): a module built for those GPUs alone (vLLM's FlashMLA, flash-attention's
-    Hopper module), which its package loads only there."""
-    entries = [
-        e for c in binary.containers for e in c.entries if e.kind in (CodeKind.SASS, CodeKind.PTX)
-    ]
-    return bool(entries) and all(e.arch.variant for e in entries)
-
-
-def _sass_sets(binary: Binary) -> set[frozenset[Arch]]:
-    return {
-        frozenset(e.arch for e in c.entries if e.kind is CodeKind.SASS)
-        for _, c in counted_containers(binary)
-    }
-
-
-def dispatches_by_arch(binary: Binary) -> bool:
-    """The binary's counted containers come in at least :data:`DISPATCH_ARCH_SETS`
-    different SASS architecture sets: a library that keeps kernels per architecture and
-    chooses among them."""
-    return len(_sass_sets(binary)) >= DISPATCH_ARCH_SETS
-
-
-def per_architecture_build(binary: Binary, device: Arch) -> bool:
-    """Every counted container with plain SASS holds exactly one plain architecture, there
-    are several of them, and one of them is exactly this GPU's: the library builds each
-    architecture apart (cuFFT, cuSPARSE), so the kernels of a container for another GPU are
-    also in this GPU's own container."""
-    archs: set[Arch] = set()
-    for _, c in counted_containers(binary):
-        plain = {e.arch for e in c.entries if e.kind is CodeKind.SASS and not e.arch.variant}
-        if len(plain) > 1:
-            return False
-        archs |= plain
-    return len(archs) > 1 and device.base in archs
-
-
-@functools.lru_cache(maxsize=256)
-def _first_release(device: Arch) -> Release | None:
-    """The first CUDA release whose nvcc builds for CC ``device``."""
-    for r in catalog.releases():
-        if any(a.number == device.number for a in r.sass):
-            return r
-    return None
-
-
-def _release_at_or_below(version: tuple[int, int]) -> Release | None:
-    below = [r for r in catalog.releases() if r.version <= version]
-    return below[-1] if below else None
-
-
-def builder_knows(binary: Binary, device: Arch) -> tuple[bool | None, str]:
-    """Could the toolkit that built ``binary`` know CC ``device`` (so that its host code
-    could pick kernels around it)?  True / False / None (nothing tells), and the evidence.
-
-    The newest toolkit that built it is at least each of: the toolkit recorded in its
-    cubins, the release of its newest PTX ISA, the first release of the CUDA runtime major
-    it links (``libcudart.so.12`` comes from a 12.x toolkit), and one that builds for the
-    newest GPU it has code for.  When that lower bound knows the GPU: True.  When it does
-    not and the cubins' notes or the runtime major bound it from above: False."""
-    first = _first_release(device)
-    entries = [e for _, c in counted_containers(binary) for e in c.entries]
-    if any(
-        e.kind in (CodeKind.SASS, CodeKind.PTX) and e.arch.number >= device.number
-        for e in entries
-    ):
-        return True, f"it carries code for CC {device.cc} or newer"
-    if first is None:
-        return False, f"no CUDA release in the catalog builds for CC {device.cc}"
-    bounds: list[tuple[tuple[int, int], str]] = []  # (lower bound, evidence)
-    tks = [c.toolkit for _, c in counted_containers(binary) if c.toolkit is not None]
-    tks += [e.toolkit for e in entries if e.toolkit is not None]
-    if tks:
-        tk = max(tks, key=lambda t: (t.major, t.minor))
-        bounds.append(((tk.major, tk.minor), f"its cubins were built by CUDA {tk}"))
-    isas = [e.code_version for e in entries if e.kind is CodeKind.PTX]
-    isa_rel = catalog.release_for_ptx_isa(max(isas)) if isas else None
-    if isa_rel is not None:
-        bounds.append((isa_rel.version, f"its PTX ISA needs CUDA {isa_rel.name}+"))
-    majors = [m for m, _ in runtime_majors(binary)]
-    same = [r for r in catalog.releases() if majors and r.major == max(majors)]
-    if same:
-        bounds.append((min(r.version for r in same), f"it links the CUDA {max(majors)} runtime"))
-    if not bounds:
-        return None, "nothing tells which toolkit built it"
-    low, why = max(bounds)
-    came = f"CC {device.cc} came with CUDA {first.name}"
-    if low >= first.version:
-        return True, f"{why}; {came}"
-    # bounded from above: a toolkit note names the release; a runtime major its last one
-    upper = [(t.major, t.minor) for t in tks]
-    if same:
-        upper.append(max(r.version for r in same))
-    if upper and max(upper) < first.version:
-        return False, f"{why}; {came}"
-    return None, f"{why}, which may be before {came.split(' came')[0]}"
 
 
 # ---------------------------------------------------------------------------- a library
@@ -180,14 +82,14 @@ def _codes(cvs: Iterable[ContainerVerdict], limit: int = 6) -> str:
 
 
 def _gap(c: FatbinContainer, device: Arch) -> str:
-    """A container with no code for ``device``: "other" (arch-specific code, code for a
-    newer GPU, or code for the other side of the desktop / Tegra divide: a
-    specialisation) or "older" (plain code for older GPUs of this GPU's side only)."""
+    """A container with no code for ``device``: "older" (plain code for older GPUs of this
+    GPU's side of the desktop / Tegra divide only), "newer" (plain code for newer GPUs),
+    or "other" (arch- or family-specific code, or code for the other side of the divide)."""
     code = [e.arch for e in c.entries if e.kind in (CodeKind.SASS, CodeKind.PTX)]
-    plain = [a for a in code if not a.variant]
+    plain = [a for a in code if not a.variant and is_tegra(a) == is_tegra(device)]
     if any(a.number > device.number for a in plain):
-        return "other"
-    if any(a.number < device.number and is_tegra(a) == is_tegra(device) for a in plain):
+        return "newer"
+    if plain:
         return "older"
     return "other"
 
@@ -240,18 +142,27 @@ def judge_library(
             return LibraryJudgement(Verdict.OTHER_GPUS, reason)
         return LibraryJudgement(w, reason)
     driver = [i for i in others if verdict_of[i] is Verdict.DRIVER]
-    older = [
-        i for i in others
-        if verdict_of[i] is Verdict.NO_CODE and _gap(binary.containers[i], device) == "older"
-    ]  # fmt: skip
-    spec = [i for i in others if verdict_of[i] is Verdict.NO_CODE and i not in older]
+    gaps = {i: _gap(binary.containers[i], device) for i in others
+            if verdict_of[i] is Verdict.NO_CODE}  # fmt: skip
+    older = [i for i, g in gaps.items() if g == "older"]
+    newer = [i for i, g in gaps.items() if g == "newer"]
+    spec = [i for i, g in gaps.items() if g == "other"]
     missing: list[int] = []
     doubtful: list[int] = []
     why_known = ""
+    floor = build_floor(binary) if newer else None
+    if newer and floor is not None and device.number < floor.number:
+        # a GPU below where the library's build starts: its kernels for newer GPUs are the
+        # library's kernels, not a specialisation (vLLM's _C on a P100)
+        missing += newer
+        why_known = f"the library's build starts at CC {floor.cc}"
+    else:
+        spec += newer
     if older:
-        knew, why_known = builder_knows(binary, device)
+        knew, why = builder_knows(binary, device)
         if knew is False:
-            missing = older
+            missing += older
+            why_known = why_known or f"the library predates CC {device.cc} ({why})"
         elif knew and (dispatches_by_arch(binary) or per_architecture_build(binary, device)):
             spec += older
         else:
@@ -261,9 +172,9 @@ def judge_library(
     loaded = f"{len(loads)} of {len(idx)} containers load ({best.value} at worst)"
     if missing:
         reason = (
-            f"{loaded}; {len(missing)} hold code for older GPUs only ("
-            f"{_codes(cvs[i] for i in missing)}) and the library predates CC {device.cc} "
-            f"({why_known}): no kernel image for those kernels"
+            f"{loaded}; {len(missing)} have nothing for CC {device.cc} (they hold "
+            f"{_codes(cvs[i] for i in missing)}) and {why_known}: no kernel image for those "
+            "kernels"
         )
         return LibraryJudgement(Verdict.PARTIAL, reason, tuple(missing), tuple(spec))
     if driver:
@@ -340,49 +251,6 @@ class LibraryVerdict:
 
 # ---------------------------------------------------------------------------- alternatives
 
-# bitsandbytes' libbitsandbytes_cuda128.so / _rocm63.so / _cpu.so, and the like: one stem,
-# a backend and version suffix (docs/compat.md#run-time-alternatives).
-_ALTERNATIVE = re.compile(
-    r"^(?P<stem>.+?)_(?P<backend>cuda|rocm|hip|xpu|cpu|mps)(?P<version>[0-9]{0,4})"
-    r"(?P<flavor>(?:_[a-z]+)*)(?P<ext>\.(?:so|dll|dylib|pyd)(?:\.[0-9]+)*)$",
-    re.ASCII,
-)
-
-
-@dataclass(frozen=True)
-class Alternative:
-    """One library of a set of run-time alternatives."""
-
-    path: str
-    backend: str  # "cuda", "rocm", ...
-    cuda: tuple[int, int] | None  # the CUDA version its name says (cuda128 -> 12.8)
-    flavor: str  # "_nocublaslt" and the like, "" for none
-
-
-def _split(path: str) -> tuple[str, str]:
-    """(folder with its separator, file name) of a library path (``x.whl!a/b.so``)."""
-    cut = max(path.rfind("/"), path.rfind("!"), path.rfind("\\"))
-    return path[: cut + 1], path[cut + 1 :]
-
-
-def alternatives(paths: Iterable[str]) -> tuple[tuple[Alternative, ...], ...]:
-    """Groups (two or more, same directory and stem) of libraries that a package loads
-    one of at run time, chosen by the CUDA (or ROCm ...) version of the process."""
-    groups: dict[tuple[str, str, str], list[Alternative]] = {}
-    for p in paths:
-        folder, base = _split(p)
-        m = _ALTERNATIVE.match(base)
-        if m is None:
-            continue
-        ver = m["version"]
-        cuda = None
-        if m["backend"] == "cuda" and len(ver) >= 2:
-            cuda = (int(ver[:-1]), int(ver[-1]))
-        groups.setdefault((folder, m["stem"], m["ext"]), []).append(
-            Alternative(p, m["backend"], cuda, m["flavor"])
-        )
-    return tuple(tuple(g) for g in groups.values() if len(g) > 1)
-
 
 @dataclass(frozen=True)
 class GroupVerdict:
@@ -399,7 +267,7 @@ class GroupVerdict:
 
 
 def _label(a: Alternative) -> str:
-    return _split(a.path)[1]
+    return split_path(a.path)[1]
 
 
 def judge_group(
@@ -423,7 +291,7 @@ def judge_group(
             try:
                 rel = catalog.release(a.cuda)
             except LookupError:
-                rel = _release_at_or_below(a.cuda)
+                rel = release_at_or_below(a.cuda)
         if lv.verdict.runs:
             running.append((a, lv))
         elif (
@@ -547,7 +415,7 @@ class WheelVerdict:
 
 
 def _name(path: str) -> str:
-    return _split(path)[1] or path
+    return split_path(path)[1] or path
 
 
 def judge_wheel(
@@ -618,9 +486,8 @@ def judge_wheel(
 
 
 def _group_label(g: GroupVerdict) -> str:
-    """``libbitsandbytes_cuda*.so`` for the set."""
-    m = _ALTERNATIVE.match(_name(g.members[0].path))
-    return f"{m['stem']}_*{m['ext']}" if m else _name(g.members[0].path)
+    """``libbitsandbytes_*.so`` for the set."""
+    return group_label(g.members[0].path)
 
 
 def _fails(v: Verdict) -> bool:

@@ -4,7 +4,8 @@
 * A driver version ("580.65.06") is placed in the newest CUDA release whose minimum driver
   it reaches (the release notes' table in the catalog);
 * a binary linked against CUDA runtime major M needs a driver at or above M's
-  minor-version-compatibility floor.
+  minor-version-compatibility floor; below it, NVIDIA's forward-compatibility package is
+  the way out, on Linux and some GPUs only (docs/cuda.md#forward-compatibility).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ __all__ = [
     "binary_os",
     "binary_platform",
     "driver_cuda_version",
+    "forward_compat_applies",
     "min_driver",
     "reaches",
     "runtime_check",
@@ -138,6 +140,13 @@ def runtime_majors(binary: Binary) -> tuple[tuple[int, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
+def forward_compat_applies(segment: str, os: str) -> bool:
+    """Whether NVIDIA's forward-compatibility package can bring a newer-major runtime to an
+    older driver for a product of ``segment`` ("datacenter", "embedded", ...) on ``os``."""
+    fc = catalog.forward_compat()
+    return fc is not None and os in fc.os and segment in fc.segments
+
+
 @dataclass(frozen=True)
 class RuntimeCheck:
     """Minor-version compatibility: the runtime major a binary links against needs a driver
@@ -169,10 +178,19 @@ def runtime_check(binary: Binary, driver: Driver | None) -> RuntimeCheck | None:
         if cuda[0] != major:
             ok = cuda[0] > major
         else:
-            low = min_driver(None, (major, 0), os)
+            # Windows 13.x minimums are not tabulated: both OSes share the driver branch.
+            low = min_driver(None, (major, 0), os) or min_driver(None, (major, 0), "linux")
             ok = cuda > (major, 0) or floor is None or (
                 low is not None and version_tuple(low) >= version_tuple(floor)
             )
     else:
         return RuntimeCheck(major, lib, floor, None, need + f"; {driver} could not be placed")
-    return RuntimeCheck(major, lib, floor, ok, f"{need}: {'ok' if ok else 'too old'} ({driver})")
+    reason = f"{need}: {'ok' if ok else 'too old'} ({driver})"
+    fc = catalog.forward_compat()
+    if not ok and fc is not None and os in fc.os:
+        # Not a verdict: whether the package is installed (and the GPU eligible) is unknown.
+        reason += (
+            f"; NVIDIA's forward-compatibility package ({fc.package}) can run it on "
+            f"{fc.applies_to}"
+        )
+    return RuntimeCheck(major, lib, floor, ok, reason)

@@ -1,0 +1,131 @@
+"""The artifact checks (ART): an exported program judged beside the wheel it runs with
+(``cuwheel check WHEEL --artifact FILE``; docs/artifacts.md).  The artifact's facts come
+from read/artifacts.py, the shared judgments (GPUs it runs on, host ISA levels) from
+rules/artifact.py; this module only compares them with the wheel's report."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cuwheel.checks.codes import CODES
+from cuwheel.checks.findings import Finding, WheelReport
+from cuwheel.checks.policy import CheckPolicy
+from cuwheel.checks.trains import release_of
+from cuwheel.errors import CuwheelError
+from cuwheel.model.arch import Arch
+from cuwheel.model.artifact import ArtifactFacts
+from cuwheel.model.inventory import CodeKind, Source
+from cuwheel.rules.artifact import code_archs, covers, isa_needs
+
+__all__ = ["artifact_findings", "artifact_summary", "check_artifact"]
+
+_MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64",
+             "sbsa": "aarch64"}
+
+
+def _machine(name: str | None) -> str | None:
+    return _MACHINES.get(name.lower()) if name else None
+
+
+def _wheel_host(platform: str | None) -> tuple[str | None, str | None]:
+    """(os, machine) of a row platform name such as ``linux-x86_64`` or ``win-amd64``."""
+    if not platform:
+        return None, None
+    os_part, _, machine = platform.partition("-")
+    os_name = {"linux": "linux", "win": "windows", "windows": "windows"}.get(os_part)
+    return os_name, _machine(machine)
+
+
+def _facts(artifact: Source) -> ArtifactFacts:
+    return artifact.artifact or ArtifactFacts("library")
+
+
+def _code_text(artifact: Source) -> str:
+    code = code_archs(artifact)
+    parts = [("SASS " if k is CodeKind.SASS else "PTX ") + (a.sass if k is CodeKind.SASS
+                                                          else a.ptx) for k, a in code]
+    return ", ".join(parts) if parts else "no device code"
+
+
+def artifact_summary(artifact: Source) -> str:
+    """One line: what the artifact is, its train and what decided it."""
+    facts = _facts(artifact)
+    train = facts.train
+    what = (f"CUDA {train.train} ({train.source}: {train.where})" if train
+            else "no CUDA train recorded")
+    return f"artifact {artifact.path}: {facts.label}, {what}; device code: {_code_text(artifact)}"
+
+
+def artifact_findings(report: WheelReport, artifact: Source) -> list[Finding]:
+    """The ART findings for ``artifact`` beside the wheel of ``report`` (default severities)."""
+    facts = _facts(artifact)
+    lib = artifact.path
+    out: list[Finding] = []
+
+    def add(code: str, message: str) -> None:
+        out.append(Finding(code, CODES[code].severity, message, lib, "artifact"))
+
+    if artifact.problems:
+        first = artifact.problems[0]
+        more = f" (and {len(artifact.problems) - 1} more)" if len(artifact.problems) > 1 else ""
+        add("ART008", f"{first}{more}")
+    train = facts.train
+    if train is None:
+        add("ART006", f"nothing in the {facts.label} names a CUDA train")
+    elif report.train != "cpu":
+        try:
+            wheel = release_of(report.train)
+        except (LookupError, CuwheelError):
+            wheel = None
+        if wheel is not None:
+            art = (f"cu{train.major}{train.minor}" if train.minor is not None
+                   else f"CUDA {train.major}")
+            said = (f"exported with CUDA {train.train} ({art}; {train.source}: {train.where}), "
+                    f"the wheel is {report.train} (CUDA {wheel.name})")
+            if train.major != wheel.major:
+                add("ART001", said)
+            elif train.minor is not None and train.minor != wheel.minor:
+                add("ART002", said)
+    code = code_archs(artifact)
+    claimed: dict[Arch, None] = {}
+    for cc in report.claimed:
+        try:
+            claimed[Arch.parse(cc).base] = None
+        except ValueError:
+            continue
+    missing = [a for a in claimed if covers(code, a) is None]
+    if missing:
+        add("ART003", f"no code for CC {', '.join(a.cc for a in missing)} that the wheel "
+                      f"claims (the artifact has {_code_text(artifact)})")
+    w_os, w_machine = _wheel_host(report.platform)
+    a_machine = _machine(facts.machine)
+    a_os = {"linux": "linux", "win32": "windows"}.get(facts.platform or "")
+    if (a_machine and w_machine and a_machine != w_machine) or (a_os and w_os and a_os != w_os):
+        add("ART007", f"built for {facts.platform or '?'} {facts.machine or '?'}, the wheel "
+                      f"is {report.platform}")
+    elif w_machine and (a_machine in (None, w_machine)):
+        needs = isa_needs(facts.cpu_isa, a_machine or w_machine)
+        names = " ".join(n.name for n in needs)
+        if any(n.severe for n in needs):
+            add("ART004", f"host code needs {names} (AOTI_CPU_ISA); {report.platform} "
+                          f"promises the {w_machine} baseline only")
+        elif needs:
+            levels = ", ".join(sorted({n.level for n in needs}))
+            add("ART005", f"host code needs {names} ({levels}); {report.platform} promises "
+                          f"the {w_machine} baseline only")
+    return out
+
+
+def check_artifact(report: WheelReport, artifact: Source, policy: CheckPolicy) -> WheelReport:
+    """``report`` with the artifact's findings (policy's selection, severities as the
+    codes say, waivers by the artifact's path) and a note naming its train's evidence."""
+    found = list(report.findings)
+    for f in artifact_findings(report, artifact):
+        if not policy.enabled(f.code):
+            continue
+        w = policy.waiver_for(f.code, f.library)
+        found.append(f.waive(w.reason) if w else f)
+    found.sort(key=lambda f: (f.library or "", f.code))
+    checks = report.checks if "artifact" in report.checks else (*report.checks, "artifact")
+    return replace(report, findings=tuple(found), checks=checks,
+                   notes=(*report.notes, artifact_summary(artifact)))

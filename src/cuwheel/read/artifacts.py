@@ -1,0 +1,370 @@
+"""Exported programs and other device-code artifacts that are not wheels (docs/artifacts.md):
+AOTInductor packages (``.pt2``: a zip of ``<name>/data/aotinductor/<model>/`` with a wrapper
+library, cubins or fatbins and ``*_metadata.json``), ExecuTorch programs and data files
+(``.pte`` / ``.ptd``: flatbuffers "ET.." / "FT01", read by read/executorch.py), Triton
+caches (a directory of ``<hash>/<kernel>.cubin`` next to ``<kernel>.json``) and plain
+libraries.  Each is read into the same ``Binary`` facts as a wheel's members, plus what
+the artifact records about itself: its CUDA train (and the evidence that decided it), the
+host it needs (CPU ISA, platform) and the metadata the exporter wrote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import mmap
+import os
+import re
+import stat
+import struct
+from collections.abc import Callable, Iterator
+
+from cuwheel.errors import InputError
+from cuwheel.model.artifact import ArtifactFacts, TrainEvidence
+from cuwheel.model.inventory import Binary, Problem, Source
+from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
+from cuwheel.read.cubin import EM_CUDA
+from cuwheel.read.sources import DEFAULT_LIMITS, Limits, WheelFile, read_member, read_path
+from cuwheel.read.stream import Chunk
+
+__all__ = ["artifact_kind", "embedded_cubins", "facts_of", "read_artifact"]
+
+# Members and embedded images read per artifact; beyond these the input is refused.
+MAX_TEXT_MEMBER = 8 << 20
+MAX_MEMBER = 1 << 30  # an ExecuTorch segment or a plain library read whole
+MAX_SCANNED = 512 << 20  # a host library searched for embedded cubins
+MAX_EMBEDDED = 4096
+MAX_KERNEL_JSON = 1 << 20
+
+_AOTI_DIR = re.compile(r"(?:^|/)data/aotinductor/")
+_BUILD_PATH = [
+    # a toolkit install named by version: /usr/local/cuda-13.0/..., CUDA\v13.0\...
+    re.compile(rb"cuda-([0-9]{1,2})\.([0-9]{1,2})(?![0-9])"),
+    re.compile(rb"CUDA[\\/]+v([0-9]{1,2})\.([0-9]{1,2})(?![0-9])"),
+    # NVIDIA's CUDA 13 wheels install under nvidia/cu13/ (major only)
+    re.compile(rb"nvidia[\\/]+cu([0-9]{2})[\\/]"),
+]
+_RUNTIME_IMPORT = re.compile(r"^cuda[A-Z][A-Za-z0-9_]*$")
+
+
+def artifact_kind(path: str) -> str | None:
+    """The artifact kind of ``path`` from its name and first bytes; None for wheels, plain
+    directories and anything else (they are read as before)."""
+    if os.path.isdir(path):
+        return "triton-cache" if _is_triton_cache(path) else None
+    lower = path.lower()
+    if lower.endswith(".whl"):
+        return None
+    try:
+        # Not open(): a FIFO would block it; only a regular file is looked at.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            head = os.pread(fd, SNIFF_BYTES, 0)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return "aoti-package" if lower.endswith(".pt2") else None
+    from cuwheel.read.executorch import flatbuffer_kind
+
+    fb = flatbuffer_kind(head)
+    if fb is not None:
+        return fb
+    if lower.endswith((".pt2", ".pte", ".ptd")):
+        return None  # named like one but is not: read as a file, and refused there
+    return None
+
+
+def _is_triton_cache(root: str) -> bool:
+    """A directory whose entries are ``<hash>/`` folders holding a kernel's ``.json``
+    beside its ``.cubin`` (Triton's file cache layout); the first 64 folders are looked at."""
+    try:
+        with os.scandir(root) as it:
+            subdirs = sorted(e.path for e in it if e.is_dir(follow_symlinks=False))[:64]
+    except OSError:
+        return False
+    for d in subdirs:
+        try:
+            names = set(os.listdir(d))
+        except OSError:
+            continue
+        for n in names:
+            if n.endswith(".cubin") and n[: -len(".cubin")] + ".json" in names:
+                return True
+    return False
+
+
+def _container_ranges(hosts: list[Binary]) -> list[tuple[int, int]]:
+    return [(c.offset, c.offset + c.size) for b in hosts if b.format in ("elf", "pe")
+            for c in b.containers]
+
+
+def embedded_cubins(display: str, data: bytes, limit: int = MAX_EMBEDDED,
+                    skip: list[tuple[int, int]] | None = None) -> list[Binary]:
+    """CUDA ELF images embedded whole in a host library's data (AOTInductor's
+    ``embed_kernel_binary``, ExecuTorch's CUDA backend): each read as a cubin named
+    ``display@0xOFFSET``.  The image ends at the later of its section and program header
+    tables (the CUDA ELF layout puts the section headers last).  Cubins inside the fatbin
+    containers in ``skip`` (offset ranges) are the containers' entries already: not again."""
+    out: list[Binary] = []
+    skip = skip or []
+    pos = data.find(b"\x7fELF", 1)
+    while pos != -1 and len(out) < limit:
+        inside = next((end for start, end in skip if start <= pos < end), None)
+        if inside is not None:
+            pos = data.find(b"\x7fELF", inside)
+            continue
+        if pos + 64 <= len(data) and data[pos + 4] == 2 and data[pos + 5] == 1:
+            e_machine, = struct.unpack_from("<H", data, pos + 18)
+            if e_machine == EM_CUDA:
+                phoff, shoff = struct.unpack_from("<QQ", data, pos + 32)
+                phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, pos + 54)
+                end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
+                if 64 <= end <= len(data) - pos:
+                    image = data[pos : pos + end]
+                    name = f"{display}@0x{pos:x}"
+                    # bytes that only look like an ELF header are skipped
+                    with contextlib.suppress(InputError):
+                        out += read_binary(name, len(image), _one(image), "cubin")
+                    pos = data.find(b"\x7fELF", pos + end)
+                    continue
+        pos = data.find(b"\x7fELF", pos + 1)
+    return out
+
+
+def _one(data: bytes) -> Callable[[], Iterator[Chunk]]:
+    """A chunk source of bytes already in memory."""
+
+    def gen() -> Iterator[Chunk]:
+        yield data
+
+    return gen
+
+
+def _read_bytes(display: str, data: bytes) -> tuple[list[Binary], list[Problem]]:
+    """A member's bytes as binaries (and the cubins embedded in a host library)."""
+    kind = sniff(data[:SNIFF_BYTES])
+    if kind is None:
+        return [], []
+    try:
+        bins = read_binary(display, len(data), _one(data), kind)
+    except InputError as exc:
+        return [], [Problem(exc.path, exc.problem)]
+    if kind in ("elf", "pe"):
+        bins += embedded_cubins(display, data, skip=_container_ranges(bins))
+    return bins, []
+
+
+def _build_paths(where: str, text: bytes) -> list[TrainEvidence]:
+    found: dict[tuple[int, int | None], str] = {}
+    for rx in _BUILD_PATH:
+        for m in rx.finditer(text):
+            major = int(m.group(1))
+            minor = int(m.group(2)) if rx.groups > 1 else None
+            if 9 <= major <= 99:
+                found.setdefault((major, minor), m.group(0).decode("ascii", "replace"))
+    return [TrainEvidence("build-path", a, b, f"{where}: {s}") for (a, b), s in found.items()]
+
+
+def _binary_evidence(binaries: list[Binary]) -> tuple[list[TrainEvidence], bool]:
+    from cuwheel.knowledge import catalog
+    from cuwheel.rules.runtime import runtime_majors
+
+    ev: list[TrainEvidence] = []
+    imported = False
+    for b in binaries:
+        for major, lib in runtime_majors(b):
+            ev.append(TrainEvidence("runtime-link", major, None, f"{b.path}: links {lib}"))
+        if b.machine != "cuda" and not runtime_majors(b) and any(
+            _RUNTIME_IMPORT.match(u.name) and u.library is None and u.version is None
+            for u in b.undefined
+        ):
+            imported = True
+        for c in b.containers:
+            tk = c.toolkit
+            if tk is None:
+                tks = [e.toolkit for e in c.entries if e.toolkit is not None]
+                tk = tks[0] if tks else None
+            if tk is not None:
+                full = f" ({tk.full})" if tk.full else ""
+                ev.append(TrainEvidence("cubin-toolkit", tk.major, tk.minor,
+                                        f"{b.path}: cubin from CUDA {tk.major}.{tk.minor}{full}"))
+            for e in c.entries:
+                if e.kind.value == "ptx" and e.code_version:
+                    r = catalog.release_for_ptx_isa(e.code_version)
+                    if r is not None:
+                        isa = f"{e.code_version[0]}.{e.code_version[1]}"
+                        ev.append(TrainEvidence(
+                            "ptx-isa", r.major, r.minor,
+                            f"{b.path}: PTX ISA {isa} (CUDA {r.name} or later)"))
+    return _dedupe(ev), imported
+
+
+def _dedupe(ev: list[TrainEvidence]) -> list[TrainEvidence]:
+    seen: dict[tuple[str, int, int | None], TrainEvidence] = {}
+    for e in ev:
+        seen.setdefault((e.source, e.major, e.minor), e)
+    return list(seen.values())
+
+
+def _metadata_json(raw: bytes) -> list[tuple[str, str]]:
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return []
+    if not isinstance(obj, dict):
+        return []
+    return [(k, v) for k, v in obj.items() if isinstance(k, str) and isinstance(v, str)
+            and k.startswith("AOTI_")]
+
+
+def _read_aoti(path: str, limits: Limits) -> Source:
+    notes: list[str] = []
+    binaries: list[Binary] = []
+    problems: list[Problem] = []
+    metadata: list[tuple[str, str]] = []
+    evidence: list[TrainEvidence] = []
+    try:
+        wf = WheelFile(path, limits)
+    except InputError as exc:
+        src = Source("aoti-package", path, problems=(Problem(exc.path, exc.problem),))
+        return _done(src)
+    seen = 0
+    with wf:
+        members = [m for m in wf.members if not m.is_dir()]
+        if not any(_AOTI_DIR.search(m.name) for m in members):
+            problems.append(Problem(path, "no data/aotinductor/ member: not an AOTInductor "
+                                          "package"))
+        for m in members:
+            if not _AOTI_DIR.search(m.name):
+                continue
+            seen += 1
+            display = wf.display(m.name)
+            if m.name.endswith(("_metadata.json", ".cpp", ".h", ".json")):
+                raw = wf.read_small(m.name, MAX_TEXT_MEMBER)
+                if raw is None:
+                    continue
+                if m.name.endswith("_metadata.json"):
+                    metadata += _metadata_json(raw)
+                else:
+                    evidence += _build_paths(m.name.rsplit("/", 1)[-1], raw)
+                continue
+            # the binary's facts are streamed, as a wheel member's are (any size)
+            bs, ps, is_bin = read_member(wf, m.name)
+            binaries += bs
+            problems += ps
+            if not is_bin or ps or not any(b.format in ("elf", "pe") for b in bs):
+                continue
+            # cubins embedded whole in a host library: searched in libraries up to a size
+            if m.file_size > MAX_SCANNED:
+                notes.append(f"{display}: {m.file_size} bytes; not searched for embedded cubins")
+                continue
+            try:
+                data = b"".join(wf.chunks(m))
+            except InputError as exc:
+                problems.append(Problem(exc.path, exc.problem))
+                continue
+            binaries += embedded_cubins(display, data, skip=_container_ranges(bs))
+    ev, imported = _binary_evidence(binaries)
+    src = Source("aoti-package", path, files_seen=seen, binaries=tuple(binaries),
+                 problems=tuple(problems))
+    return _done(src, metadata, _dedupe(evidence) + ev, imported, tuple(notes))
+
+
+def _read_triton_cache(root: str) -> Source:
+    binaries: list[Binary] = []
+    problems: list[Problem] = []
+    metadata: list[tuple[str, str]] = []
+    files = 0
+    for d in sorted(os.listdir(root)):
+        sub = os.path.join(root, d)
+        if not os.path.isdir(sub) or os.path.islink(sub):
+            continue
+        for n in sorted(os.listdir(sub)):
+            p = os.path.join(sub, n)
+            if os.path.islink(p) or not os.path.isfile(p):
+                continue
+            files += 1
+            if n.endswith(".json") and not n.startswith("__grp__"):
+                try:
+                    if os.path.getsize(p) > MAX_KERNEL_JSON:
+                        continue
+                    with open(p, "rb") as f:
+                        obj = json.loads(f.read())
+                except (OSError, ValueError):
+                    problems.append(Problem(p, "unreadable kernel metadata (JSON)"))
+                    continue
+                if isinstance(obj, dict):
+                    tgt = obj.get("target")
+                    if isinstance(tgt, dict) and isinstance(tgt.get("arch"), int):
+                        metadata.append(("TRITON_TARGET", f"{tgt.get('backend')}:{tgt['arch']}"))
+                    if isinstance(obj.get("triton_version"), str):
+                        metadata.append(("TRITON_VERSION", obj["triton_version"]))
+                continue
+            bs, ps, _ = read_path(p)
+            binaries += bs
+            problems += ps
+    ev, imported = _binary_evidence(binaries)
+    src = Source("triton-cache", root, files_seen=files, binaries=tuple(binaries),
+                 problems=tuple(problems))
+    return _done(src, metadata, ev, imported)
+
+
+def _done(src: Source, metadata: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
+          evidence: list[TrainEvidence] | None = None, imported: bool = False,
+          notes: tuple[str, ...] = ()) -> Source:
+    """The Source with its artifact facts; the host from its binaries when they agree."""
+    hosts = {b.machine for b in src.binaries if b.machine and b.machine != "cuda"}
+    formats = {b.format for b in src.binaries if b.machine != "cuda"}
+    facts = ArtifactFacts(
+        src.kind, tuple(dict.fromkeys(metadata)), tuple(evidence or ()), imported,
+        hosts.pop() if len(hosts) == 1 else None,
+        formats.pop() if len(formats) == 1 else None, notes,
+    )  # fmt: skip
+    return dataclasses.replace(src, artifact=facts)
+
+
+def facts_of(source: Source) -> ArtifactFacts:
+    """The artifact facts of a Source read by read_artifact (a plain library's otherwise)."""
+    return source.artifact or ArtifactFacts("library")
+
+
+def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Source:
+    """Read one artifact into a Source whose ``artifact`` holds its own records; a plain
+    library (or any binary file) when it is no other kind.  Unreadable inputs become
+    problems of the Source, never exceptions."""
+    kind = artifact_kind(path)
+    if kind == "aoti-package":
+        return _read_aoti(path, limits)
+    if kind == "triton-cache":
+        return _read_triton_cache(path)
+    if kind in ("executorch-program", "executorch-data"):
+        from cuwheel.read.executorch import read_executorch
+
+        src, metadata, et_notes = read_executorch(path, kind)
+        ev, imported = _binary_evidence(list(src.binaries))
+        return _done(src, metadata, ev, imported, et_notes)
+    bs, ps, is_bin = read_path(path)  # streamed, any size
+    if not is_bin and not ps:
+        ps = [Problem(path, "not an artifact cuwheel can read (AOTInductor .pt2, ExecuTorch "
+                            ".pte/.ptd, Triton cache directory or a binary)")]
+    paths: list[TrainEvidence] = []
+    notes: tuple[str, ...] = ()
+    if is_bin and not ps and any(b.format in ("elf", "pe") for b in bs):
+        try:
+            with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                if len(mm) <= MAX_SCANNED:
+                    data = mm[:]
+                    bs += embedded_cubins(path, data, skip=_container_ranges(bs))
+                    paths = _build_paths(os.path.basename(path), data)
+                else:
+                    notes = (f"{len(mm)} bytes; not searched for embedded cubins or paths",)
+        except (OSError, ValueError) as exc:
+            ps.append(Problem(path, str(exc)))
+    ev, imported = _binary_evidence(bs)
+    src = Source("library", path, files_seen=1, binaries=tuple(bs), problems=tuple(ps))
+    return _done(src, (), _dedupe(ev + paths), imported, notes)
