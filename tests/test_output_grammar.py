@@ -81,6 +81,9 @@ def _cases(wheel: str, tmp: Path) -> list[tuple[tuple[str, ...], str]]:
               "device", "-f", f), f) for f in ("text", "json")]
     out += [(("doctor", "--path", str(_site(tmp)), "--gpu", "H100", "--driver", "580",
               "--ld-cache", "none", "-f", f), f) for f in ("text", "json")]
+    out += [(("size", wheel, "--drop", "sm_80", "-f", f), f)
+            for f in ("text", "json", "svg", "html")]
+    out += [(("variant", wheel, "-f", f), f) for f in ("text", "json", "variant-json")]
     out += [(("scan", wheel, "-o", str(records), "--no-cache", "--summary", f), f)
             for f in ("text", "json", "html")]
     return out
@@ -118,12 +121,15 @@ def test_every_command_and_format(cli, wheel: str, tmp_path: Path) -> None:  # t
             assert json.loads(out)["version"] == "2.1.0"
         elif fmt == "junit":
             assert out.startswith("<?xml")
+        elif fmt == "variant-json":  # the PEP 825 file itself, no envelope
+            assert "variants" in json.loads(out)
         elif fmt == "html":
             assert "<html" in out.lower()
     # Every document in the envelope was produced and validated, but toolkit's (its
     # test serves a redist; tests/test_toolkit_redist.py).
-    expected = {f"cuwheel-{c}" for c in ("inspect", "plan", "check", "compat", "compat-matrix",
-                                          "gpus", "scan-summary", "explain", "doctor")}
+    expected = {f"cuwheel-{c}" for c in ("inspect", "plan", "check", "compat",
+                                          "compat-matrix", "gpus", "scan-summary", "explain",
+                                          "doctor", "size", "variant")}
     assert expected <= seen
 
 

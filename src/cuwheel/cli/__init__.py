@@ -33,6 +33,8 @@ SUBCOMMANDS = [
     "_toolkit",
     "_scan",
     "_init",
+    "_size",
+    "_variant",
 ]
 
 

@@ -36,6 +36,8 @@ COMMANDS: dict[str, int] = {
     "gpus": 1,
     "scan-summary": 2,
     "toolkit": 1,
+    "size": 1,
+    "variant": 1,
 }
 
 
