@@ -1,11 +1,15 @@
 """Resolving NVIDIA's component wheels on the package index, without installing anything.
 
-pip resolves the pinned requirements for the target platform (``pip install --dry-run
---report``, with ``--platform`` tags, so a Windows or Arm toolkit resolves on any host) and
-reports each wheel's URL and the index's sha256; cuwheel downloads them itself (parallel,
+A release's component versions come from NVIDIA's ``cuda-toolkit`` meta-package of that
+release (its ``Requires-Dist`` pins every component wheel: ``nvidia-cuda-nvcc==13.2.86.*``);
+``cuda-toolkit==13.2.*`` is the train's newest release on the index.  Then pip resolves
+the pinned requirements for the target platform (``pip install --dry-run --report``, with
+``--platform`` tags, so a Windows or Arm toolkit resolves on any host) and reports each
+wheel's URL and the index's sha256; cuwheel downloads them itself (parallel,
 resumable, into the shared cache) and unpacks them into the CUDA tree, checking RECORD.
 pip's own configuration (index URL, proxy, certificates) applies to the resolution.
-Results are cached: a pinned version on an index does not change.
+Results are cached: a pinned version on an index does not change (a train's newest
+release is asked again each run, the cached answer serving when the index cannot be reached).
 """
 
 from __future__ import annotations
@@ -19,13 +23,29 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cuwheel.errors import ToolkitError
 from cuwheel.toolkit.cache import Cache
 
-__all__ = ["ResolvedWheel", "resolve_wheels"]
+__all__ = ["META_DIST", "MetaRelease", "ResolvedWheel", "resolve_meta", "resolve_wheels"]
 
 PIP_TIMEOUT = 600
+META_DIST = "cuda-toolkit"
+
+
+@dataclass(frozen=True)
+class MetaRelease:
+    """A ``cuda-toolkit`` release on the index: its version and its requirements."""
+
+    version: str  # as the index spells it: "13.2.2", "13.4.1.0"
+    requires_dist: tuple[str, ...]
+
+    @property
+    def release(self) -> str:
+        """The CUDA release: a four-part ``13.4.1.0`` is release 13.4.1."""
+        parts = self.version.split(".")
+        return ".".join(parts[:3]) if len(parts) == 4 and parts[3] == "0" else self.version
 
 
 @dataclass(frozen=True)
@@ -48,37 +68,76 @@ def _key(dist: str, version: str, platforms: Sequence[str]) -> str:
     return json.dumps([_normalize(dist), version, list(platforms)])
 
 
+def _store(path: Path, doc: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc))
+    os.replace(tmp, path)
+
+
 def resolve_wheels(
     pins: Sequence[tuple[str, str]],
     platforms: Sequence[str],
     cache: Cache,
     python: str | None = None,
 ) -> list[ResolvedWheel]:
-    """URL and sha256 of the wheel of each ``(dist, version)`` for ``platforms``."""
+    """Version, URL and sha256 of the wheel of each ``(dist, specifier)`` for ``platforms``
+    (a specifier is PEP 440's: ``==13.2.86.*``, ``==13.0.88``)."""
     resolved: dict[tuple[str, str], ResolvedWheel] = {}
     missing = []
-    for dist, version in pins:
-        path = cache.keyed("resolved", _key(dist, version, platforms))
+    for dist, spec in pins:
+        path = cache.keyed("resolved", _key(dist, spec, platforms))
         try:
             doc = json.loads(path.read_text())
-            resolved[(dist, version)] = ResolvedWheel(dist, version, doc["url"], doc["sha256"])
+            resolved[(dist, spec)] = ResolvedWheel(dist, doc["version"], doc["url"], doc["sha256"])
         except (OSError, ValueError, KeyError, TypeError):
-            missing.append((dist, version))
+            missing.append((dist, spec))
     if missing:
-        for wheel in _pip_resolve(missing, platforms, python or sys.executable):
-            resolved[(wheel.dist, wheel.version)] = wheel
-            path = cache.keyed("resolved", _key(wheel.dist, wheel.version, platforms))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"url": wheel.url, "sha256": wheel.sha256}))
-            os.replace(tmp, path)
+        for (dist, spec), wheel in zip(
+            missing, _pip_resolve(missing, platforms, python or sys.executable), strict=True
+        ):
+            resolved[(dist, spec)] = wheel
+            doc = {"version": wheel.version, "url": wheel.url, "sha256": wheel.sha256}
+            _store(cache.keyed("resolved", _key(dist, spec, platforms)), doc)
     return [resolved[pin] for pin in pins]
 
 
-def _pip_resolve(
-    pins: Sequence[tuple[str, str]], platforms: Sequence[str], python: str
-) -> list[ResolvedWheel]:
-    reqs = [f"{dist}=={version}" for dist, version in pins]
+def resolve_meta(
+    spec: str, platforms: Sequence[str], cache: Cache, python: str | None = None,
+    *, live: bool = True,
+) -> MetaRelease:  # fmt: skip
+    """The ``cuda-toolkit`` release that ``spec`` (``==13.2.*``, ``==13.2.1``) picks on the
+    index, with its requirements.  ``live``: ask the index even when the cache has an answer
+    (a train's newest release changes); the cached answer is used when pip fails."""
+    path = cache.keyed("resolved", _key(META_DIST, spec, ["meta"]))
+    cached: MetaRelease | None = None
+    try:
+        doc = json.loads(path.read_text())
+        cached = MetaRelease(str(doc["version"]), tuple(str(r) for r in doc["requires_dist"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    if cached is not None and not live:
+        return cached
+    try:
+        items = _pip_report([f"{META_DIST}{spec}"], platforms, python or sys.executable)
+    except ToolkitError:
+        if cached is not None:
+            return cached
+        raise
+    for item in items:
+        meta = item.get("metadata", {})
+        if _normalize(str(meta.get("name", ""))) == META_DIST:
+            reqs = meta.get("requires_dist") or []
+            found = MetaRelease(str(meta.get("version", "")), tuple(str(r) for r in reqs))
+            _store(path, {"version": found.version, "requires_dist": list(found.requires_dist)})
+            return found
+    raise ToolkitError(f"pip resolved no {META_DIST}{spec}")
+
+
+def _pip_report(
+    reqs: Sequence[str], platforms: Sequence[str], python: str
+) -> list[dict[str, Any]]:
+    """pip's installation report's ``install`` items for ``reqs`` (no dependencies)."""
     with tempfile.TemporaryDirectory(prefix="cuwheel-pip-") as tmp:
         report = Path(tmp) / "report.json"
         cmd = [python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps",
@@ -89,7 +148,7 @@ def _pip_resolve(
         env = {**os.environ, "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         try:
             result = subprocess.run(
-                cmd + reqs, capture_output=True, text=True, env=env, timeout=PIP_TIMEOUT
+                cmd + list(reqs), capture_output=True, text=True, env=env, timeout=PIP_TIMEOUT
             )
         except FileNotFoundError:
             raise ToolkitError(f"{python}: not found (the wheels source runs pip)") from None
@@ -108,11 +167,21 @@ def _pip_resolve(
                 f"pip could not resolve {' '.join(reqs)} for {', '.join(platforms)}: {errors[0]}"
             )
         doc = json.loads(report.read_text())
-    wanted = {(_normalize(d), v): (d, v) for d, v in pins}
-    out = []
-    for item in doc.get("install", []):
+    items = doc.get("install", []) if isinstance(doc, dict) else []
+    return [i for i in items if isinstance(i, dict)]
+
+
+def _pip_resolve(
+    pins: Sequence[tuple[str, str]], platforms: Sequence[str], python: str
+) -> list[ResolvedWheel]:
+    """The wheels of ``pins`` in their order."""
+    reqs = [f"{dist}{spec}" for dist, spec in pins]
+    wanted = {_normalize(d): (d, spec) for d, spec in pins}
+    got: dict[str, ResolvedWheel] = {}
+    for item in _pip_report(reqs, platforms, python):
         meta = item.get("metadata", {})
-        key = (_normalize(str(meta.get("name", ""))), str(meta.get("version", "")))
+        name = _normalize(str(meta.get("name", "")))
+        version = str(meta.get("version", ""))
         info = item.get("download_info", {})
         hashes = info.get("archive_info", {}).get("hashes", {})
         sha = hashes.get("sha256")
@@ -120,13 +189,12 @@ def _pip_resolve(
             algo, _, value = str(info.get("archive_info", {}).get("hash", "")).partition("=")
             sha = value if algo == "sha256" else None
         url = info.get("url")
-        if key not in wanted or not isinstance(url, str):
+        if name not in wanted or not isinstance(url, str):
             continue
         if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
             raise ToolkitError(f"{url}: the index gives no sha256 for this wheel; cannot verify it")
-        dist, version = wanted.pop(key)
-        out.append(ResolvedWheel(dist, version, url, sha))
-    if wanted:
-        names = ", ".join(f"{d}=={v}" for d, v in wanted.values())
-        raise ToolkitError(f"pip resolved no wheel for {names}")
-    return out
+        got[name] = ResolvedWheel(wanted[name][0], version, url, sha)
+    lost = [f"{d}{spec}" for d, spec in pins if _normalize(d) not in got]
+    if lost:
+        raise ToolkitError(f"pip resolved no wheel for {', '.join(lost)}")
+    return [got[_normalize(d)] for d, _ in pins]
