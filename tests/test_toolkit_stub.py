@@ -122,5 +122,6 @@ def test_an_nvcc_that_does_not_run_is_an_error(tmp_path: Path) -> None:
     target = "linux-x86_64" if MACHINE == "x86_64" else "linux-sbsa"
     with pytest.raises(ToolkitError, match=r"did not name release 12\.9: Cuda compilation"):
         check_build_tools(tmp_path, lock("wheels", target))
-    (tmp_path / "bin" / "nvcc").write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.9'\n")
+    said = "#!/bin/sh\necho 'Cuda compilation tools, release 12.9'\n"
+    (tmp_path / "bin" / "nvcc").write_text(said)
     check_build_tools(tmp_path, lock("wheels", target))
