@@ -2,10 +2,14 @@
 against what users run today to get the same components without an installer:
 `pip install --target DIR --no-deps` of the same NVIDIA wheels.
 
-    python bench/bench_toolkit.py [--train cu130] [--runs 3]
+    python bench/bench_toolkit.py [--train cu130[,cu132,...]] [--runs 3]
 
 cold: empty caches (cuwheel: a new --cache; pip: --no-cache-dir), a new prefix / target.
 warm: the caches from a previous run, a new prefix / target.
+up to date: the same prefix again (the train's newest release asked of the index, every
+file's size / mtime / mode checked); --verify: the same, every file re-hashed.
+(bench/trains_matrix.py runs every seed train once, CUDA 12's refusal and the redist path
+included.)
 Each figure is the median wall time of --runs runs of the whole command (interpreter start
 included); the ratio is pip's time over cuwheel's.
 """
@@ -22,7 +26,7 @@ import time
 from pathlib import Path
 
 from cuwheel.knowledge.toolkits import load_toolkits
-from cuwheel.toolkit import host_platform, select_components
+from cuwheel.toolkit import host_platform, resolve
 
 
 def timed(cmd: list[str], env_extra: dict[str, str] | None = None) -> float:
@@ -37,30 +41,31 @@ def timed(cmd: list[str], env_extra: dict[str, str] | None = None) -> float:
     return elapsed
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--train", default="cu130")
-    ap.add_argument("--runs", type=int, default=3)
-    args = ap.parse_args()
+def bench(train: str, runs: int) -> None:
     cat = load_toolkits()
-    train = cat.train(args.train)
     platform = host_platform()
-    comps = select_components(cat, train, for_="build")
-    pins = [f"{c.wheel(train.major)}=={train.version(c.redist)}" for c in comps]
+    with tempfile.TemporaryDirectory(prefix="bench-toolkit-") as tmp:
+        from cuwheel.toolkit import Cache
+
+        lock = resolve(train, platform, for_="build", source="wheels", cache=Cache.at(tmp))
+    pins = [f"{p.package}=={p.version}" for p in lock.parts]
     tags = [t for p in cat.platform(platform).pip_platforms for t in ("--platform", p)]
-    cuwheel = [sys.executable, "-m", "cuwheel", "toolkit", "--train", args.train, "--for",
+    cuwheel = [sys.executable, "-m", "cuwheel", "toolkit", "--train", train, "--for",
                "build", "--source", "wheels", "--platform", platform, "--no-progress"]  # fmt: skip
     pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--only-binary=:all:",
            *tags]  # fmt: skip
-    rows: dict[str, list[float]] = {k: [] for k in ("cw_cold", "cw_warm", "cw_same", "pip_cold",
-                                                     "pip_warm")}  # fmt: skip
-    for _ in range(args.runs):
+    rows: dict[str, list[float]] = {k: [] for k in ("cw_cold", "cw_warm", "cw_same", "cw_verify",
+                                                     "pip_cold", "pip_warm")}  # fmt: skip
+    for _ in range(runs):
         with tempfile.TemporaryDirectory(prefix="bench-toolkit-") as tmp:
             t = Path(tmp)
             cache = ["--cache", str(t / "cwcache")]
             rows["cw_cold"].append(timed([*cuwheel, *cache, "--prefix", str(t / "p1")]))
             rows["cw_warm"].append(timed([*cuwheel, *cache, "--prefix", str(t / "p2")]))
             rows["cw_same"].append(timed([*cuwheel, *cache, "--prefix", str(t / "p2")]))
+            rows["cw_verify"].append(
+                timed([*cuwheel, *cache, "--prefix", str(t / "p2"), "--verify"])
+            )
             rows["pip_cold"].append(
                 timed([*pip, "--no-cache-dir", "--target", str(t / "t1"), *pins])
             )
@@ -69,8 +74,8 @@ def main() -> int:
             rows["pip_warm"].append(timed([*pip, "--target", str(t / "t2"), *pins], pip_cache))
             shutil.rmtree(t, ignore_errors=True)
     m = {k: statistics.median(v) for k, v in rows.items()}
-    print(f"{args.train} --for build ({', '.join(c.name for c in comps)}) on {platform}, "
-          f"median of {args.runs} runs")  # fmt: skip
+    print(f"{train} = CUDA {lock.cuda} --for build ({', '.join(pins)}) on {platform}, "
+          f"median of {runs} runs")  # fmt: skip
     print("| what | pip install --target | cuwheel toolkit --source wheels | ratio |")
     print("|---|---|---|---|")
     print(f"| cold (empty caches) | {m['pip_cold']:.1f} s | {m['cw_cold']:.1f} s | "
@@ -78,6 +83,17 @@ def main() -> int:
     print(f"| warm cache, new prefix | {m['pip_warm']:.1f} s | {m['cw_warm']:.1f} s | "
           f"{m['pip_warm'] / m['cw_warm']:.1f}x |")  # fmt: skip
     print(f"| same prefix again | | {m['cw_same']:.2f} s (up to date) | |")
+    print(f"| same prefix, --verify | | {m['cw_verify']:.2f} s (every file re-hashed) | |")
+    print(flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--train", default="cu130", help="one train or several, comma-separated")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    for train in args.train.split(","):
+        bench(train, args.runs)
     return 0
 
 
