@@ -144,8 +144,10 @@ def test_the_newest_release_on_the_index_and_its_pins(index: Served, tmp_path: P
     code, _, err = toolkit(tmp_path, "--train", "12.9.0", "--for", "runtime")
     assert code == 0, err
     assert (prefix / "lib" / "libcudart.so.12").read_bytes() == b"\x7fELF cudart 12.9.37"
-    # the index is gone: the train's last answer and the cached wheels serve
+    # the index is gone: asked again (--refresh), the train's last answer and the cached
+    # wheels serve
     index.files.clear()
-    code, _, err = toolkit(tmp_path, "--train", "cu129", "--for", "runtime")
+    code, _, err = toolkit(tmp_path, "--train", "cu129", "--for", "runtime", "--refresh")
     assert code == 0, err
     assert (prefix / "lib" / "libcudart.so.12").read_bytes() == b"\x7fELF cudart 12.9.79"
+    assert index.requests[-1][0] == "/simple/cuda-toolkit/"  # asked, and answered 404

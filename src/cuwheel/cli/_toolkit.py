@@ -65,6 +65,12 @@ def register(subparsers: Any) -> None:
         help="install exactly the lockfile (--lock, or PREFIX/cuwheel-toolkit.lock)",
     )
     p.add_argument(
+        "--refresh",
+        action="store_true",
+        help="--source wheels: ask the index for the train's newest release now (its answer "
+        "is otherwise reused for an hour)",
+    )
+    p.add_argument(
         "--verify",
         action="store_true",
         help="re-hash every file of PREFIX against its record before calling it up to date "
@@ -137,6 +143,7 @@ def _locked_lock(args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace) -> int:
     from cuwheel.toolkit import Cache, env_lines, install, resolve
+    from cuwheel.toolkit.assemble import NEWEST_MAX_AGE
 
     if args.output:
         check_output_path(args.output)
@@ -160,6 +167,7 @@ def _run(args: argparse.Namespace) -> int:
             args.source or "redist",
             base_url=args.base_url,
             cache=cache,
+            refresh_after=0 if args.refresh else NEWEST_MAX_AGE,
         )
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bars = _Bars() if show else None

@@ -62,6 +62,8 @@ __all__ = [
 
 DEFAULT_REDIST_URL = "https://developer.download.nvidia.com/compute/cuda/redist/"
 SOURCES = ("redist", "wheels")
+# how long the index's answer to "the train's newest release" is reused (--refresh: 0)
+NEWEST_MAX_AGE = 3600.0
 
 
 @dataclass(frozen=True)
@@ -245,6 +247,7 @@ def _wheel_parts(
     comps: Sequence[ToolkitComponent],
     cache: Cache,
     python: str | None,
+    refresh_after: float,
 ) -> tuple[str, list[Part]]:
     if platform not in train.wheel_platforms:
         raise ToolkitError(
@@ -253,7 +256,7 @@ def _wheel_parts(
         )
     tags = cat.platform(platform).pip_platforms
     spec = f"=={release}" if release else f"=={train.major}.{train.minor}.*"
-    meta = resolve_meta(spec, tags, cache, python, live=release is None)
+    meta = resolve_meta(spec, tags, cache, python, max_age=None if release else refresh_after)
     pins = meta_pins(meta.requires_dist, platform)
     wanted = []
     for comp in comps:
@@ -282,6 +285,7 @@ def resolve(
     cache: Cache | None = None,
     catalog: ToolkitCatalog | None = None,
     python: str | None = None,
+    refresh_after: float = NEWEST_MAX_AGE,
 ) -> Lock:
     """The lock a request installs; ToolkitError before any archive is downloaded when the
     train, platform, component or source is unknown.
@@ -289,7 +293,8 @@ def resolve(
     ``train`` is a train (``cu132``, ``13.2``: its newest release) or a release
     (``13.2.1``).  redist: the newest release the catalog lists, whose manifest gives each
     component's version; wheels: the newest ``cuda-toolkit`` release of the train on the
-    index, whose requirements pin each component wheel.  The lock's ``cuda`` is the release
+    index, whose requirements pin each component wheel (the index's answer is kept for
+    ``refresh_after`` seconds; 0: ask again now).  The lock's ``cuda`` is the release
     resolved."""
     cat = catalog or load_toolkits()
     if source not in SOURCES:
@@ -307,7 +312,7 @@ def resolve(
         resolved = release or t.latest
         parts = _redist_parts(t, resolved, plat, comps, base, cache)
     else:
-        resolved, parts = _wheel_parts(cat, t, release, plat, comps, cache, python)
+        resolved, parts = _wheel_parts(cat, t, release, plat, comps, cache, python, refresh_after)
     return Lock(t.train, resolved, plat, plat_os, source, tuple(parts))
 
 

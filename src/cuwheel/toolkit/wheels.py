@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,19 +105,21 @@ def resolve_wheels(
 
 def resolve_meta(
     spec: str, platforms: Sequence[str], cache: Cache, python: str | None = None,
-    *, live: bool = True,
+    *, max_age: float | None = None,
 ) -> MetaRelease:  # fmt: skip
     """The ``cuda-toolkit`` release that ``spec`` (``==13.2.*``, ``==13.2.1``) picks on the
-    index, with its requirements.  ``live``: ask the index even when the cache has an answer
-    (a train's newest release changes); the cached answer is used when pip fails."""
+    index, with its requirements.  A cached answer serves when it is younger than
+    ``max_age`` seconds (None: always, for a pinned release; 0: never), and whenever pip
+    cannot reach the index."""
     path = cache.keyed("resolved", _key(META_DIST, spec, ["meta"]))
     cached: MetaRelease | None = None
     try:
         doc = json.loads(path.read_text())
         cached = MetaRelease(str(doc["version"]), tuple(str(r) for r in doc["requires_dist"]))
+        age = time.time() - path.stat().st_mtime
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    if cached is not None and not live:
+    if cached is not None and (max_age is None or age < max_age):
         return cached
     try:
         items = _pip_report([f"{META_DIST}{spec}"], platforms, python or sys.executable)
