@@ -126,7 +126,8 @@ def _locked_lock(args: argparse.Namespace) -> Any:
 
     path = Path(args.lock) if args.lock else Path(args.prefix) / LOCK_NAME
     if not path.is_file():
-        raise ToolkitError(f"{path}: no lockfile to install from (--locked)")
+        why = "install from (--locked)" if args.locked else "verify against (--verify)"
+        raise ToolkitError(f"{path}: no lockfile to {why}")
     lock = read_lock(path)
     given = {
         "--train": (args.train and normalize_train(args.train), lock.train),
