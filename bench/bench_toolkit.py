@@ -29,13 +29,21 @@ from cuwheel.knowledge.toolkits import load_toolkits
 from cuwheel.toolkit import host_platform, resolve
 
 
-def timed(cmd: list[str], env_extra: dict[str, str] | None = None) -> float:
+CPU: dict[str, list[float]] = {}  # what -> CPU seconds (user + sys) of the command's processes
+
+
+def timed(cmd: list[str], env_extra: dict[str, str] | None = None, what: str = "") -> float:
     import os
+    import resource
 
     env = {**os.environ, **(env_extra or {})}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(cmd, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    CPU.setdefault(what, []).append(cpu)
     if result.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{result.stderr[-2000:]}")
     return elapsed
@@ -60,30 +68,41 @@ def bench(train: str, runs: int) -> None:
         with tempfile.TemporaryDirectory(prefix="bench-toolkit-") as tmp:
             t = Path(tmp)
             cache = ["--cache", str(t / "cwcache")]
-            rows["cw_cold"].append(timed([*cuwheel, *cache, "--prefix", str(t / "p1")]))
-            rows["cw_warm"].append(timed([*cuwheel, *cache, "--prefix", str(t / "p2")]))
-            rows["cw_same"].append(timed([*cuwheel, *cache, "--prefix", str(t / "p2")]))
+            rows["cw_cold"].append(
+                timed([*cuwheel, *cache, "--prefix", str(t / "p1")], what="cw_cold")
+            )
+            rows["cw_warm"].append(
+                timed([*cuwheel, *cache, "--prefix", str(t / "p2")], what="cw_warm")
+            )
+            rows["cw_same"].append(
+                timed([*cuwheel, *cache, "--prefix", str(t / "p2")], what="cw_same")
+            )
             rows["cw_verify"].append(
-                timed([*cuwheel, *cache, "--prefix", str(t / "p2"), "--verify"])
+                timed([*cuwheel, *cache, "--prefix", str(t / "p2"), "--verify"], what="cw_verify")
             )
             rows["pip_cold"].append(
-                timed([*pip, "--no-cache-dir", "--target", str(t / "t1"), *pins])
+                timed([*pip, "--no-cache-dir", "--target", str(t / "t1"), *pins], what="pip_cold")
             )
             pip_cache = {"PIP_CACHE_DIR": str(t / "pipcache")}
             timed([*pip, "--target", str(t / "t0"), *pins], pip_cache)  # fills pip's cache
-            rows["pip_warm"].append(timed([*pip, "--target", str(t / "t2"), *pins], pip_cache))
+            rows["pip_warm"].append(
+                timed([*pip, "--target", str(t / "t2"), *pins], pip_cache, what="pip_warm")
+            )
             shutil.rmtree(t, ignore_errors=True)
     m = {k: statistics.median(v) for k, v in rows.items()}
+    c = {k: statistics.median(CPU[k][-runs:]) for k in rows}
     print(f"{train} = CUDA {lock.cuda} --for build ({', '.join(pins)}) on {platform}, "
           f"median of {runs} runs")  # fmt: skip
-    print("| what | pip install --target | cuwheel toolkit --source wheels | ratio |")
+    print("wall time (CPU time: user + sys of the command's processes)")
+    print("| what | pip install --target | cuwheel toolkit --source wheels | ratio (wall) |")
     print("|---|---|---|---|")
-    print(f"| cold (empty caches) | {m['pip_cold']:.1f} s | {m['cw_cold']:.1f} s | "
-          f"{m['pip_cold'] / m['cw_cold']:.1f}x |")  # fmt: skip
-    print(f"| warm cache, new prefix | {m['pip_warm']:.1f} s | {m['cw_warm']:.1f} s | "
-          f"{m['pip_warm'] / m['cw_warm']:.1f}x |")  # fmt: skip
-    print(f"| same prefix again | | {m['cw_same']:.2f} s (up to date) | |")
-    print(f"| same prefix, --verify | | {m['cw_verify']:.2f} s (every file re-hashed) | |")
+    print(f"| cold (empty caches) | {m['pip_cold']:.1f} s ({c['pip_cold']:.1f}) | "
+          f"{m['cw_cold']:.1f} s ({c['cw_cold']:.1f}) | {m['pip_cold'] / m['cw_cold']:.1f}x |")  # fmt: skip
+    print(f"| warm cache, new prefix | {m['pip_warm']:.1f} s ({c['pip_warm']:.1f}) | "
+          f"{m['cw_warm']:.1f} s ({c['cw_warm']:.1f}) | {m['pip_warm'] / m['cw_warm']:.1f}x |")  # fmt: skip
+    print(f"| same prefix again | | {m['cw_same']:.2f} s ({c['cw_same']:.2f}) up to date | |")
+    print(f"| same prefix, --verify | | {m['cw_verify']:.2f} s ({c['cw_verify']:.2f}) "
+          "every file re-hashed | |")
     print(flush=True)
 
 
