@@ -28,7 +28,6 @@ from pathlib import Path
 from cuwheel.knowledge.toolkits import load_toolkits
 from cuwheel.toolkit import host_platform, resolve
 
-
 CPU: dict[str, list[float]] = {}  # what -> CPU seconds (user + sys) of the command's processes
 
 
@@ -96,10 +95,10 @@ def bench(train: str, runs: int) -> None:
     print("wall time (CPU time: user + sys of the command's processes)")
     print("| what | pip install --target | cuwheel toolkit --source wheels | ratio (wall) |")
     print("|---|---|---|---|")
-    print(f"| cold (empty caches) | {m['pip_cold']:.1f} s ({c['pip_cold']:.1f}) | "
-          f"{m['cw_cold']:.1f} s ({c['cw_cold']:.1f}) | {m['pip_cold'] / m['cw_cold']:.1f}x |")  # fmt: skip
-    print(f"| warm cache, new prefix | {m['pip_warm']:.1f} s ({c['pip_warm']:.1f}) | "
-          f"{m['cw_warm']:.1f} s ({c['cw_warm']:.1f}) | {m['pip_warm'] / m['cw_warm']:.1f}x |")  # fmt: skip
+    for label, key in (("cold (empty caches)", "cold"), ("warm cache, new prefix", "warm")):
+        p_, w_ = f"pip_{key}", f"cw_{key}"
+        print(f"| {label} | {m[p_]:.1f} s ({c[p_]:.1f}) | {m[w_]:.1f} s ({c[w_]:.1f}) | "
+              f"{m[p_] / m[w_]:.1f}x |")
     print(f"| same prefix again | | {m['cw_same']:.2f} s ({c['cw_same']:.2f}) up to date | |")
     print(f"| same prefix, --verify | | {m['cw_verify']:.2f} s ({c['cw_verify']:.2f}) "
           "every file re-hashed | |")
