@@ -177,6 +177,11 @@ def test_redist_path_with_nvidias_bytes_builds_a_program(
     assert build.returncode == 0, build.stderr[-3000:]
     needed = subprocess.run(["readelf", "-d", str(exe)], capture_output=True, text=True).stdout
     assert "libcudart.so.13" in needed
+    # the cubin records the toolkit that built it: this release's nvcc
+    code, js, err = cuwheel("inspect", str(exe), "--json")
+    assert code == 0, err
+    (binary,) = json.loads(js)["sources"][0]["binaries"]
+    assert binary["summary"]["toolkits"] == [VERSION["cuda_nvcc"]]
 
 
 # ---------------------------------------------------------------------- wheels path
