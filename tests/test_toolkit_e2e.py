@@ -256,7 +256,9 @@ def test_cmake_finds_the_toolkit_and_the_driver_stub(
     if shutil.which("cmake") is None:
         pytest.skip("cmake not on PATH")
     prefix, printed = build_toolkit
-    (tmp_path / "k.cu").write_text("__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n")
+    # a driver API call, so that the linker (--as-needed) keeps libcuda
+    (tmp_path / "k.cu").write_text("#include <cuda.h>\n__global__ void k() {}\n"
+                                   "int main() { k<<<1, 1>>>(); return cuInit(0); }\n")  # fmt: skip
     (tmp_path / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.24)\nproject(p LANGUAGES CXX CUDA)\n"
         "find_package(CUDAToolkit REQUIRED)\nadd_executable(p k.cu)\n"
