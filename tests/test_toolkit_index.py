@@ -129,6 +129,9 @@ def test_a_cuda_12_build_set_from_wheels_is_refused_naming_the_fix(
 def test_the_newest_release_on_the_index_and_its_pins(index: Served, tmp_path: Path) -> None:
     code, out, err = toolkit(tmp_path, "--train", "cu129", "--for", "runtime")
     assert code == 0, err
+    # one resolution: the meta-package with its cudart extra, in one pip run
+    pages = [r[0] for r in index.requests if r[0].startswith("/simple/")]
+    assert sorted(pages) == ["/simple/cuda-toolkit/", "/simple/nvidia-cuda-runtime-cu12/"]
     prefix = tmp_path / "cuda"
     lock = json.loads((prefix / "cuwheel-toolkit.lock").read_text())
     # the catalog's newest 12.9 is 12.9.2; this index's is 12.9.1, and the index decides

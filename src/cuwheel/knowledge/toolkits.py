@@ -48,6 +48,12 @@ class ToolkitComponent:
     wheels: tuple[tuple[int, str], ...]  # (13, "nvidia-cuda-nvcc")
     sets: tuple[str, ...]
     note: str | None = None
+    meta_extra: str | None = None  # cuda-toolkit's extra for it, when not its name
+
+    @property
+    def extra(self) -> str:
+        """The ``cuda-toolkit`` extra that requires its wheel."""
+        return self.meta_extra or self.name
 
     def wheel(self, major: int) -> str | None:
         return dict(self.wheels).get(major)
@@ -143,7 +149,7 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
             raw,
             f"component[{i}]",
             {"name": str, "redist": str, "majors": list, "wheels": dict},
-            {"sets": list, "note": str},
+            {"sets": list, "note": str, "extra": str},
         )
         if not {"name", "redist", "majors", "wheels"} <= f.keys():
             continue
@@ -169,7 +175,7 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
                 chk.problem(where, f"set {s!r} is not one of {', '.join(SETS)}")
         components.append(
             ToolkitComponent(
-                f["name"], f["redist"], majors, tuple(wheels), sets, f.get("note")
+                f["name"], f["redist"], majors, tuple(wheels), sets, f.get("note"), f.get("extra")
             )
         )
     for key in ("name", "redist"):

@@ -256,7 +256,10 @@ def _wheel_parts(
         )
     tags = cat.platform(platform).pip_platforms
     spec = f"=={release}" if release else f"=={train.major}.{train.minor}.*"
-    meta = resolve_meta(spec, tags, cache, python, max_age=None if release else refresh_after)
+    extras = [c.extra for c in comps]
+    meta = resolve_meta(
+        spec, tags, cache, python, max_age=None if release else refresh_after, extras=extras
+    )
     pins = meta_pins(meta.requires_dist, platform)
     wanted = []
     for comp in comps:

@@ -26,6 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
 from cuwheel.errors import ToolkitError
 from cuwheel.toolkit.cache import Cache
 
@@ -105,12 +109,14 @@ def resolve_wheels(
 
 def resolve_meta(
     spec: str, platforms: Sequence[str], cache: Cache, python: str | None = None,
-    *, max_age: float | None = None,
+    *, max_age: float | None = None, extras: Sequence[str] = (),
 ) -> MetaRelease:  # fmt: skip
     """The ``cuda-toolkit`` release that ``spec`` (``==13.2.*``, ``==13.2.1``) picks on the
     index, with its requirements.  A cached answer serves when it is younger than
     ``max_age`` seconds (None: always, for a pinned release; 0: never), and whenever pip
-    cannot reach the index."""
+    cannot reach the index.  ``extras``: pip resolves the wheels these extras require in
+    the same call, and they are cached as :func:`resolve_wheels` would cache their pins
+    (a cold run asks the index once)."""
     path = cache.keyed("resolved", _key(META_DIST, spec, ["meta"]))
     cached: MetaRelease | None = None
     try:
@@ -121,31 +127,82 @@ def resolve_meta(
         pass
     if cached is not None and (max_age is None or age < max_age):
         return cached
+    extra = f"[{','.join(extras)}]" if extras else ""
     try:
-        items = _pip_report([f"{META_DIST}{spec}"], platforms, python or sys.executable)
+        items = _pip_report(
+            [f"{META_DIST}{extra}{spec}"], platforms, python or sys.executable, deps=bool(extras)
+        )
     except ToolkitError:
         if cached is not None:
             return cached
         raise
+    found: MetaRelease | None = None
     for item in items:
         meta = item.get("metadata", {})
         if _normalize(str(meta.get("name", ""))) == META_DIST:
             reqs = meta.get("requires_dist") or []
             found = MetaRelease(str(meta.get("version", "")), tuple(str(r) for r in reqs))
             _store(path, {"version": found.version, "requires_dist": list(found.requires_dist)})
-            return found
-    raise ToolkitError(f"pip resolved no {META_DIST}{spec}")
+    if found is None:
+        raise ToolkitError(f"pip resolved no {META_DIST}{spec}")
+    if extras:
+        _cache_pinned(found, items, platforms, cache)
+    return found
+
+
+def _cache_pinned(
+    meta: MetaRelease, items: Sequence[dict[str, Any]], platforms: Sequence[str], cache: Cache
+) -> None:
+    """Cache the wheels of a report that are exactly what the meta-package pins (one
+    specifier for the distribution whatever the marker), keyed as resolve_wheels looks."""
+    pins: dict[str, set[str]] = {}
+    for text in meta.requires_dist:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        pins.setdefault(canonicalize_name(req.name), set()).add(str(req.specifier))
+    for item in items:
+        wheel = _wheel_of(item)
+        if wheel is None:
+            continue
+        specs = pins.get(canonicalize_name(wheel.dist), set())
+        if len(specs) == 1:
+            (spec,) = specs
+            if SpecifierSet(spec).contains(wheel.version, prereleases=True):
+                doc = {"version": wheel.version, "url": wheel.url, "sha256": wheel.sha256}
+                _store(cache.keyed("resolved", _key(wheel.dist, spec, platforms)), doc)
+
+
+def _wheel_of(item: dict[str, Any]) -> ResolvedWheel | None:
+    """A report item's wheel (None: no URL); ToolkitError when the index gave no sha256."""
+    meta = item.get("metadata", {})
+    info = item.get("download_info", {})
+    hashes = info.get("archive_info", {}).get("hashes", {})
+    sha = hashes.get("sha256")
+    if sha is None:
+        algo, _, value = str(info.get("archive_info", {}).get("hash", "")).partition("=")
+        sha = value if algo == "sha256" else None
+    url = info.get("url")
+    if not isinstance(url, str):
+        return None
+    if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+        raise ToolkitError(f"{url}: the index gives no sha256 for this wheel; cannot verify it")
+    return ResolvedWheel(str(meta.get("name", "")), str(meta.get("version", "")), url, sha)
 
 
 def _pip_report(
-    reqs: Sequence[str], platforms: Sequence[str], python: str
+    reqs: Sequence[str], platforms: Sequence[str], python: str, deps: bool = False
 ) -> list[dict[str, Any]]:
-    """pip's installation report's ``install`` items for ``reqs`` (no dependencies)."""
+    """pip's installation report's ``install`` items for ``reqs`` (``deps``: with what they
+    require)."""
     with tempfile.TemporaryDirectory(prefix="cuwheel-pip-") as tmp:
         report = Path(tmp) / "report.json"
-        cmd = [python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps",
+        cmd = [python, "-m", "pip", "install", "--dry-run", "--ignore-installed",
                "--only-binary=:all:", "--quiet", "--target", str(Path(tmp) / "target"),
                "--report", str(report)]  # fmt: skip
+        if not deps:
+            cmd.append("--no-deps")
         for p in platforms:
             cmd += ["--platform", p]
         env = {**os.environ, "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
@@ -182,21 +239,12 @@ def _pip_resolve(
     wanted = {_normalize(d): (d, spec) for d, spec in pins}
     got: dict[str, ResolvedWheel] = {}
     for item in _pip_report(reqs, platforms, python):
-        meta = item.get("metadata", {})
-        name = _normalize(str(meta.get("name", "")))
-        version = str(meta.get("version", ""))
-        info = item.get("download_info", {})
-        hashes = info.get("archive_info", {}).get("hashes", {})
-        sha = hashes.get("sha256")
-        if sha is None:
-            algo, _, value = str(info.get("archive_info", {}).get("hash", "")).partition("=")
-            sha = value if algo == "sha256" else None
-        url = info.get("url")
-        if name not in wanted or not isinstance(url, str):
+        name = _normalize(str(item.get("metadata", {}).get("name", "")))
+        if name not in wanted:
             continue
-        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
-            raise ToolkitError(f"{url}: the index gives no sha256 for this wheel; cannot verify it")
-        got[name] = ResolvedWheel(wanted[name][0], version, url, sha)
+        wheel = _wheel_of(item)
+        if wheel is not None:
+            got[name] = ResolvedWheel(wanted[name][0], wheel.version, wheel.url, wheel.sha256)
     lost = [f"{d}{spec}" for d, spec in pins if _normalize(d) not in got]
     if lost:
         raise ToolkitError(f"pip resolved no wheel for {', '.join(lost)}")
