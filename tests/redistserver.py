@@ -27,6 +27,7 @@ class Served:
     files: dict[str, bytes] = field(default_factory=dict)  # path -> body
     cut_after: dict[str, int] = field(default_factory=dict)  # path -> bytes, then close
     requests: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Range)
+    types: dict[str, str] = field(default_factory=dict)  # path -> Content-Type
     url: str = ""
 
     def archive_requests(self) -> list[tuple[str, str | None]]:
@@ -58,6 +59,8 @@ def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
                 self.send_response(200)
             chunk = body[start:]
             self.send_header("Content-Length", str(len(chunk)))
+            if path in served.types:
+                self.send_header("Content-Type", served.types[path])
             self.send_header("Accept-Ranges", "bytes")
             self.end_headers()
             cut = served.cut_after.get(path)

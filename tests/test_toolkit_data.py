@@ -66,37 +66,72 @@ def test_known_facts_of_13_0_2() -> None:
     assert m12.component("cuda_crt") is None and m12.component("libnvvm") is None
 
 
-def trains_with_manifests():  # type: ignore[no-untyped-def]
-    labels = {p.name.removeprefix("redistrib_").removesuffix(".json") for p in MANIFESTS}
-    return [t for t in load_toolkits().trains if t.redist in labels]
+def train_of(label: str):  # type: ignore[no-untyped-def]
+    major, minor, _ = label.split(".")
+    return load_toolkits().train(f"cu{major}{minor}")
 
 
-def test_every_catalog_train_has_its_manifest_committed() -> None:
-    assert {t.train for t in trains_with_manifests()} == {t.train for t in load_toolkits().trains}
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
+def test_every_committed_release_is_listed_under_its_train(path: Path) -> None:
+    label = path.name.removeprefix("redistrib_").removesuffix(".json")
+    assert label in train_of(label).releases
 
 
-@pytest.mark.parametrize("train", trains_with_manifests(), ids=lambda t: t.train)
-def test_catalog_versions_are_the_manifests(train) -> None:  # type: ignore[no-untyped-def]
-    m = manifest(train.redist)
-    for key, version in train.versions:
-        entry = m.component(key)
-        assert entry is not None, f"{train.train}: {key} not in redistrib_{train.redist}.json"
-        assert entry.version == version, key
-    assert m.release_date == train.release_date
-
-
-@pytest.mark.parametrize("train", trains_with_manifests(), ids=lambda t: t.train)
-def test_build_and_runtime_sets_have_archives_for_every_platform(train) -> None:  # type: ignore[no-untyped-def]
+def test_releases_and_newest() -> None:
     cat = load_toolkits()
-    m = manifest(train.redist)
+    # the seed's trains and the 12.x trains projects ship
+    for name in ("cu126", "cu128", "cu129", "cu130", "cu132", "cu134"):
+        assert cat.train(name).releases
+    assert cat.train("cu132").latest == "13.2.2"
+    assert cat.train("cu134").latest == "13.4.3"  # sorted as versions
+    assert cat.train("cu129").major == 12 and cat.train("cu135").major == 13
+
+
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
+def test_build_and_runtime_sets_have_archives_for_every_platform(path: Path) -> None:
+    label = path.name.removeprefix("redistrib_").removesuffix(".json")
+    train = train_of(label)
+    cat = load_toolkits()
+    m = manifest(label)
     for set_name in ("build", "runtime"):
         for comp in cat.set_members(set_name):
-            if not train.version(comp.redist):
+            if train.major not in comp.majors:
+                assert m.component(comp.redist) is None, comp.redist
                 continue
             entry = m.component(comp.redist)
-            assert entry is not None
+            assert entry is not None, comp.redist
             for platform, key in train.redist_platforms:
                 assert entry.archive(key) is not None, (comp.redist, platform, key)
+
+
+@pytest.mark.parametrize("label", ["13.0.2", "12.9.1"])
+def test_the_meta_package_pins_the_manifests_versions(label: str) -> None:
+    """Two NVIDIA documents of one release agree through the catalog's component names:
+    cuda-toolkit's Requires-Dist (what --source wheels installs) and redistrib_X.json (what
+    --source redist installs)."""
+    from email.parser import Parser
+
+    from cuwheel.toolkit import meta_pins
+
+    meta = Parser().parsestr((REDIST / f"cuda_toolkit-{label}.METADATA").read_text())
+    assert meta["Version"] == label
+    m = manifest(label)
+    cat = load_toolkits()
+    major = int(label.split(".")[0])
+    for platform in ("linux-x86_64", "linux-sbsa", "win-amd64"):
+        pins = meta_pins(meta.get_all("Requires-Dist"), platform)
+        checked = 0
+        for comp in cat.components:
+            dist = comp.wheel(major)
+            entry = m.component(comp.redist)
+            if dist is None or entry is None or dist not in pins:
+                continue
+            assert pins[dist] == f"=={entry.version}.*", (platform, dist)
+            checked += 1
+        assert checked >= 10, platform
+        for comp in cat.set_members("build"):
+            if major in comp.majors:
+                assert comp.wheel(major) in pins, (platform, comp.name)
 
 
 def test_sources_name_every_committed_manifest() -> None:
@@ -107,8 +142,8 @@ def test_sources_name_every_committed_manifest() -> None:
 
 def test_unknown_train_names_the_known_ones() -> None:
     with pytest.raises(LookupError) as exc:
-        load_toolkits().train("cu132")
-    assert "cu132" in str(exc.value)
+        load_toolkits().train("cu127")
+    assert "cu127" in str(exc.value)
     for t in load_toolkits().trains:
         assert t.train in str(exc.value)
 
@@ -116,12 +151,14 @@ def test_unknown_train_names_the_known_ones() -> None:
 def test_bad_catalog_data_reports_every_problem() -> None:
     data = copy.deepcopy(read_data_file("toolkits.toml"))
     data["component"][0]["sets"] = ["bulid"]
-    data["train"][0]["versions"]["cuda_nvcc"] = "twelve"
-    data["train"][0]["redist_platforms"]["win-arm64"] = "windows-arm64"
+    data["train"][0]["releases"] = ["12.0.1", "12.0.0"]
+    data["train"][1]["releases"] = ["13.1.0"]
+    data["major"][0]["redist_platforms"]["win-arm64"] = "windows-arm64"
     with pytest.raises(CatalogError) as exc:
         build_toolkits(data)
     text = str(exc.value)
-    assert "bulid" in text and "twelve" in text and "win-arm64" in text
+    assert "bulid" in text and "win-arm64" in text
+    assert "oldest first" in text and "'13.1.0' is no release of this train" in text
 
 
 @pytest.mark.parametrize(

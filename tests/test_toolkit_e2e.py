@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -42,10 +43,13 @@ pytestmark = [
 ]
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cuda_ext"
-TRAIN = load_toolkits().train("cu130")
 LINUX_TAGS = load_toolkits().platform("linux-x86_64").pip_platforms
 BUILD = ["cuda_nvcc", "cuda_crt", "libnvvm", "cuda_cudart", "cuda_cccl"]
 WHEEL_OF = {c.redist: c.wheel(13) for c in load_toolkits().components}
+# CUDA 13.0.2's component versions, from NVIDIA's manifest (its wheels carry the same ones)
+MANIFEST = Path(__file__).parent / "data" / "redist" / "redistrib_13.0.2.json"
+VERSION = {k: v["version"] for k, v in json.loads(MANIFEST.read_bytes()).items()
+           if isinstance(v, dict)}  # fmt: skip
 
 
 def cuwheel(*argv: str) -> tuple[int, str, str]:
@@ -69,7 +73,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> None:
     if importlib.util.find_spec("pip") is None:
         pytest.skip("pip is not installed")
     probe = tmp_path_factory.mktemp("probe")
-    result = pip_download(probe, LINUX_TAGS, f"nvidia-cuda-crt=={TRAIN.version('cuda_crt')}")
+    result = pip_download(probe, LINUX_TAGS, f"nvidia-cuda-crt=={VERSION['cuda_crt']}")
     if result.returncode != 0:
         pytest.skip(f"the package index is unreachable: {result.stderr.strip()[-200:]}")
 
@@ -129,7 +133,7 @@ def repack(wheel: Path, top: str, out: Path) -> bytes:
 @pytest.fixture(scope="module")
 def redist_mirror(index: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     wheels = tmp_path_factory.mktemp("wheels")
-    pins = [f"{WHEEL_OF[k]}=={TRAIN.version(k)}" for k in BUILD]
+    pins = [f"{WHEEL_OF[k]}=={VERSION[k]}" for k in BUILD]
     result = pip_download(wheels, LINUX_TAGS, *pins)
     assert result.returncode == 0, result.stderr[-2000:]
     archives = tmp_path_factory.mktemp("archives")
@@ -137,8 +141,8 @@ def redist_mirror(index: None, tmp_path_factory: pytest.TempPathFactory) -> Iter
     entries = {}
     for key in BUILD:
         dist = (WHEEL_OF[key] or "").replace("-", "_")
-        (whl,) = wheels.glob(f"{dist}-{TRAIN.version(key)}-*.whl")
-        top = f"{key}-linux-x86_64-{TRAIN.version(key)}-archive"
+        (whl,) = wheels.glob(f"{dist}-{VERSION[key]}-*.whl")
+        top = f"{key}-linux-x86_64-{VERSION[key]}-archive"
         rel = f"{key}/linux-x86_64/{top}.tar.xz"
         data = repack(whl, top, archives / f"{top}.tar.xz")
         served.files[f"/redist/{rel}"] = data
@@ -153,7 +157,7 @@ def test_redist_path_with_nvidias_bytes_builds_a_program(
 ) -> None:
     prefix = tmp_path / "cuda-13.0"
     base = f"{redist_mirror.url}/redist/"
-    code, out, err = cuwheel("toolkit", "--train", "cu130", "--for", "build", "--platform",
+    code, out, err = cuwheel("toolkit", "--train", "13.0.2", "--for", "build", "--platform",
                              "linux-x86_64", "--prefix", str(prefix), "--base-url", base,
                              "--cache", str(tmp_path / "c"))  # fmt: skip
     assert code == 0, err
@@ -173,6 +177,11 @@ def test_redist_path_with_nvidias_bytes_builds_a_program(
     assert build.returncode == 0, build.stderr[-3000:]
     needed = subprocess.run(["readelf", "-d", str(exe)], capture_output=True, text=True).stdout
     assert "libcudart.so.13" in needed
+    # the cubin records the toolkit that built it: this release's nvcc
+    code, js, err = cuwheel("inspect", str(exe), "--json")
+    assert code == 0, err
+    (binary,) = json.loads(js)["sources"][0]["binaries"]
+    assert binary["summary"]["toolkits"] == [VERSION["cuda_nvcc"]]
 
 
 # ---------------------------------------------------------------------- wheels path
@@ -199,7 +208,12 @@ def test_wheels_toolkit_is_a_normal_cuda_tree(build_toolkit: tuple[Path, str]) -
         assert (prefix / rel).exists(), rel
     version = subprocess.run([str(prefix / "bin" / "nvcc"), "--version"], capture_output=True,
                              text=True, env=no_cuda_env())  # fmt: skip
-    assert f"V{TRAIN.version('cuda_nvcc')}" in version.stdout
+    lock = json.loads((prefix / "cuwheel-toolkit.lock").read_text())
+    nvcc = next(c["version"] for c in lock["components"] if c["component"] == "nvcc")
+    assert f"V{nvcc}" in version.stdout
+    # --train cu130 is 13.0's newest release on the index
+    release = tuple(int(x) for x in lock["cuda"].split("."))
+    assert release[:2] == (13, 0) and release >= (13, 0, 3)
 
 
 @pytest.fixture(scope="module")
@@ -234,6 +248,34 @@ def test_cuda_ext_builds_with_the_wheels_toolkit_and_passes_check(
     code, out, err = cuwheel("check", str(wheel), "--config", str(EXAMPLE / "pyproject.toml"))
     assert code == 0, out + err
     assert "PASS" in out + err
+
+
+def test_cmake_finds_the_toolkit_and_the_driver_stub(
+    build_toolkit: tuple[Path, str], tmp_path: Path
+) -> None:
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake not on PATH")
+    prefix, printed = build_toolkit
+    # a driver API call, so that the linker (--as-needed) keeps libcuda
+    (tmp_path / "k.cu").write_text("#include <cuda.h>\n__global__ void k() {}\n"
+                                   "int main() { k<<<1, 1>>>(); return cuInit(0); }\n")  # fmt: skip
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.24)\nproject(p LANGUAGES CXX CUDA)\n"
+        "find_package(CUDAToolkit REQUIRED)\nadd_executable(p k.cu)\n"
+        "set_target_properties(p PROPERTIES CUDA_ARCHITECTURES 80)\n"
+        "target_link_libraries(p PRIVATE CUDA::cudart CUDA::cuda_driver)\n"
+    )
+    env = with_toolkit_env(no_cuda_env(), printed)
+    b = tmp_path / "b"
+    for cmd in (["cmake", "-S", str(tmp_path), "-B", str(b)], ["cmake", "--build", str(b)]):
+        result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    cache_txt = (b / "CMakeCache.txt").read_text()
+    (driver,) = [ln.split("=", 1)[1] for ln in cache_txt.splitlines()
+                 if ln.startswith("CUDA_cuda_driver_LIBRARY:")]  # fmt: skip
+    assert Path(driver).resolve() == (prefix / "lib" / "stubs" / "libcuda.so").resolve()
+    needed = subprocess.run(["readelf", "-d", str(b / "p")], capture_output=True, text=True)
+    assert "libcuda.so.1" in needed.stdout
 
 
 def test_second_run_with_a_warm_cache_needs_no_download(

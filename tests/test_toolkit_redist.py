@@ -72,7 +72,7 @@ def publish(served: Served, archive: bytes, *, rel: str = REL, platform: str = "
 
 
 def toolkit(served: Served, tmp: Path, *extra: str, prefix: str = "cuda") -> tuple[int, str, str]:
-    return run("toolkit", "--train", "cu130", "--platform", "linux-x86_64",
+    return run("toolkit", "--train", "13.0.2", "--platform", "linux-x86_64",
                "--components", "cudart", "--prefix", str(tmp / prefix),
                "--base-url", f"{served.url}/redist/", "--cache", str(tmp / "cache"),
                "--no-progress", *extra)  # fmt: skip
@@ -176,7 +176,7 @@ def test_windows_zip_installs_on_any_host(served: Served, tmp_path: Path) -> Non
         (f"{WIN_TOP}/include/cuda_runtime.h", HEADER),
     ])  # fmt: skip
     publish(served, archive, rel=WIN_REL, platform="windows-x86_64")
-    code, out, err = run("toolkit", "--train", "13.0", "--platform", "win-amd64", "--components",
+    code, out, err = run("toolkit", "--train", "13.0.2", "--platform", "win-amd64", "--components",
                          "cudart", "--prefix", str(tmp_path / "win"), "--base-url",
                          f"{served.url}/redist", "--cache", str(tmp_path / "c"),
                          "--format", "sh")  # fmt: skip
@@ -199,7 +199,7 @@ def test_local_directory_mirror(tmp_path: Path) -> None:
     )
     for base in (str(mirror), mirror.as_uri()):
         prefix = tmp_path / f"p{len(base)}"
-        code, _, err = run("toolkit", "--train", "cu130", "--platform", "linux-x86_64",
+        code, _, err = run("toolkit", "--train", "13.0.2", "--platform", "linux-x86_64",
                            "--components", "cudart", "--prefix", str(prefix), "--base-url",
                            base, "--cache", str(tmp_path / "c"))  # fmt: skip
         assert code == 0, err
@@ -297,7 +297,7 @@ def test_write_through_an_inner_link_that_escapes_is_refused(
 def test_hostile_zip_member(served: Served, tmp_path: Path) -> None:
     archive = zip_bytes([(f"{WIN_TOP}/bin/ok.dll", b"MZ"), (f"{WIN_TOP}/../../evil.dll", b"MZ")])
     publish(served, archive, rel=WIN_REL, platform="windows-x86_64")
-    code, _, err = run("toolkit", "--train", "cu130", "--platform", "win-amd64", "--components",
+    code, _, err = run("toolkit", "--train", "13.0.2", "--platform", "win-amd64", "--components",
                        "cudart", "--prefix", str(tmp_path / "cuda"), "--base-url",
                        f"{served.url}/redist/", "--cache", str(tmp_path / "c"))  # fmt: skip
     # the zip reader refuses the name before extraction would see it leave the prefix
@@ -306,10 +306,10 @@ def test_hostile_zip_member(served: Served, tmp_path: Path) -> None:
 
 def test_unknown_train_fails_before_any_download(served: Served, tmp_path: Path) -> None:
     publish(served, tar_xz(good_members()))
-    code, out, err = run("toolkit", "--train", "cu132", "--prefix", str(tmp_path / "cuda"),
+    code, out, err = run("toolkit", "--train", "cu127", "--prefix", str(tmp_path / "cuda"),
                          "--base-url", f"{served.url}/redist/", "--cache",
                          str(tmp_path / "c"))  # fmt: skip
-    line = assert_refused((code, out, err), tmp_path, "cu132")
+    line = assert_refused((code, out, err), tmp_path, "cu127")
     for t in load_toolkits().trains:
         assert t.train in line
     assert served.requests == []
@@ -369,3 +369,105 @@ def test_a_failed_update_keeps_the_installed_toolkit(served: Served, tmp_path: P
     assert (tmp_path / "cuda" / "cuwheel-toolkit.lock").read_text() == before
     assert (tmp_path / "cuda" / "include" / "cuda_runtime.h").read_bytes() == HEADER
     assert [p for p in tmp_path.iterdir() if p.name.startswith(".cuda.")] == []
+
+
+# ---------------------------------------------------------------------- releases
+
+
+def test_a_train_resolves_to_its_newest_release_and_the_lock_records_it(
+    served: Served, tmp_path: Path
+) -> None:
+    from cuwheel.knowledge._load import read_data_file
+    from cuwheel.knowledge.toolkits import build_toolkits
+    from cuwheel.toolkit import Cache, install, resolve
+
+    data = read_data_file("toolkits.toml")
+    for t in data["train"]:
+        if t["train"] == "cu130":
+            t["releases"] = ["13.0.0", "13.0.1", "13.0.2"]
+    catalog = build_toolkits(data)
+    publish(served, tar_xz(good_members()))
+    lock = resolve("cu130", "linux-x86_64", ["cudart"], base_url=f"{served.url}/redist/",
+                   cache=Cache.at(tmp_path / "c"), catalog=catalog)  # fmt: skip
+    assert lock.cuda == "13.0.2"
+    assert [r[0] for r in served.requests] == ["/redist/redistrib_13.0.2.json"]
+    # the version is the manifest's, not the catalog's
+    assert [(p.package, p.version) for p in lock.parts] == [("cuda_cudart", "13.0.96")]
+    install(tmp_path / "cuda", lock, cache=Cache.at(tmp_path / "c"))
+    assert json.loads((tmp_path / "cuda" / "cuwheel-toolkit.lock").read_text())["cuda"] == "13.0.2"
+
+
+def test_a_named_release_is_asked_for_and_checked(served: Served, tmp_path: Path) -> None:
+    publish(served, tar_xz(good_members()))
+    # the shipped catalog's newest 13.0 is 13.0.3, whose manifest this mirror lacks
+    code, _, err = run("toolkit", "--train", "cu130", "--components", "cudart", "--platform",
+                       "linux-x86_64", "--prefix", str(tmp_path / "cuda"), "--base-url",
+                       f"{served.url}/redist/", "--cache", str(tmp_path / "c"))  # fmt: skip
+    assert code == 2 and "redistrib_13.0.3.json: HTTP 404" in err
+    # a release served under another release's name is refused
+    served.files["/redist/redistrib_13.0.1.json"] = served.files["/redist/redistrib_13.0.2.json"]
+    code, _, err = run("toolkit", "--train", "13.0.1", "--components", "cudart", "--platform",
+                       "linux-x86_64", "--prefix", str(tmp_path / "cuda"), "--base-url",
+                       f"{served.url}/redist/", "--cache", str(tmp_path / "c"))  # fmt: skip
+    assert code == 2 and "release_label is '13.0.2', not 13.0.1" in err
+
+
+# ---------------------------------------------------------------------- verification
+
+
+def installed(served: Served, tmp_path: Path) -> Path:
+    publish(served, tar_xz(good_members()))
+    assert toolkit(served, tmp_path)[0] == 0
+    return tmp_path / "cuda"
+
+
+def test_an_edited_file_is_repaired_before_up_to_date(served: Served, tmp_path: Path) -> None:
+    prefix = installed(served, tmp_path)
+    header = prefix / "include" / "cuda_runtime.h"
+    header.write_bytes(b"/* someone's edit */\n")
+    (prefix / "lib" / "libcudart.so.13.0.96").unlink()
+    (prefix / "include" / "extra.h").write_text("not from an archive")
+    code, _, err = toolkit(served, tmp_path)
+    assert code == 0, err
+    assert "damaged" in err and "include/cuda_runtime.h" in err and "extra.h" in err
+    assert header.read_bytes() == HEADER
+    assert (prefix / "lib" / "libcudart.so.13.0.96").read_bytes() == LIB
+    assert not (prefix / "include" / "extra.h").exists()
+    # from the cache: the archive was downloaded once
+    assert len(served.archive_requests()) == 1
+    code, _, err = toolkit(served, tmp_path)
+    assert code == 0 and "up to date" in err
+
+
+def test_verify_rehashes_what_size_and_mtime_do_not_show(served: Served, tmp_path: Path) -> None:
+    prefix = installed(served, tmp_path)
+    lib = prefix / "lib" / "libcudart.so.13.0.96"
+    st = lib.stat()
+    lib.write_bytes(LIB[:-1] + b"!")  # same size, then the old mtime back
+    os.utime(lib, ns=(st.st_atime_ns, st.st_mtime_ns))
+    code, _, err = toolkit(served, tmp_path)
+    assert code == 0 and "up to date (files checked)" in err
+    code, _, err = run("toolkit", "--prefix", str(prefix), "--verify", "--no-repair",
+                       "--cache", str(tmp_path / "cache"))  # fmt: skip
+    assert code == 2 and "1 changed (lib/libcudart.so.13.0.96)" in err and "not repaired" in err
+    assert lib.read_bytes() != LIB
+    code, _, err = run("toolkit", "--prefix", str(prefix), "--verify",
+                       "--cache", str(tmp_path / "cache"))  # fmt: skip
+    assert code == 0 and "assembled again" in err, err
+    assert lib.read_bytes() == LIB
+    code, _, err = run("toolkit", "--prefix", str(prefix), "--verify",
+                       "--cache", str(tmp_path / "cache"))  # fmt: skip
+    assert code == 0 and "up to date (every file re-hashed)" in err
+
+
+def test_a_changed_link_and_a_lost_record_are_damage(served: Served, tmp_path: Path) -> None:
+    prefix = installed(served, tmp_path)
+    link = prefix / "lib" / "libcudart.so.13"
+    link.unlink()
+    link.symlink_to("/etc/passwd")
+    code, _, err = toolkit(served, tmp_path, "--no-repair")
+    assert code == 2 and "lib/libcudart.so.13" in err
+    (prefix / "cuwheel-toolkit.files").unlink()
+    code, _, err = toolkit(served, tmp_path)
+    assert code == 0 and "no record of the assembled files" in err
+    assert os.readlink(link) == "libcudart.so.13.0.96"

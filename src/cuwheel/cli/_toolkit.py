@@ -32,7 +32,11 @@ def register(subparsers: Any) -> None:
             "complete; PREFIX/cuwheel-toolkit.lock records what was installed."
         ),
     )
-    p.add_argument("--train", help="CUDA train: cu130 or 13.0 (from the lockfile with --locked)")
+    p.add_argument(
+        "--train",
+        help="CUDA train: cu132 or 13.2 (its newest release) or a release, 13.2.1 (from the "
+        "lockfile with --locked)",
+    )
     p.add_argument(
         "--platform",
         help="linux-x86_64, linux-sbsa, linux-aarch64 or win-amd64 (default: this machine's)",
@@ -59,6 +63,25 @@ def register(subparsers: Any) -> None:
         "--locked",
         action="store_true",
         help="install exactly the lockfile (--lock, or PREFIX/cuwheel-toolkit.lock)",
+    )
+    p.add_argument(
+        "--refresh",
+        action="store_true",
+        help="--source wheels: ask the index for the train's newest release now (its answer "
+        "is otherwise reused for an hour)",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-hash every file of PREFIX against its record before calling it up to date "
+        "(without --train: the prefix's own lockfile); damaged files are repaired by "
+        "assembling again",
+    )
+    p.add_argument(
+        "--no-repair",
+        dest="repair",
+        action="store_false",
+        help="refuse (exit 2, naming the files) instead of repairing a damaged prefix",
     )
     p.add_argument("--jobs", "-j", type=int, default=4, help="parallel downloads (default 4)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -103,7 +126,8 @@ def _locked_lock(args: argparse.Namespace) -> Any:
 
     path = Path(args.lock) if args.lock else Path(args.prefix) / LOCK_NAME
     if not path.is_file():
-        raise ToolkitError(f"{path}: no lockfile to install from (--locked)")
+        why = "install from (--locked)" if args.locked else "verify against (--verify)"
+        raise ToolkitError(f"{path}: no lockfile to {why}")
     lock = read_lock(path)
     given = {
         "--train": (args.train and normalize_train(args.train), lock.train),
@@ -120,6 +144,7 @@ def _locked_lock(args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace) -> int:
     from cuwheel.toolkit import Cache, env_lines, install, resolve
+    from cuwheel.toolkit.assemble import NEWEST_MAX_AGE
 
     if args.output:
         check_output_path(args.output)
@@ -127,7 +152,7 @@ def _run(args: argparse.Namespace) -> int:
     cache = Cache.at(args.cache)
     if args.jobs < 1:
         raise ToolkitError("--jobs must be at least 1")
-    if args.locked:
+    if args.locked or (args.verify and not args.train):
         lock = _locked_lock(args)
     else:
         if not args.train:
@@ -143,17 +168,23 @@ def _run(args: argparse.Namespace) -> int:
             args.source or "redist",
             base_url=args.base_url,
             cache=cache,
+            refresh_after=0 if args.refresh else NEWEST_MAX_AGE,
         )
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bars = _Bars() if show else None
+    opts: dict[str, Any] = {"cache": cache, "jobs": args.jobs, "full_verify": args.verify,
+                            "repair": args.repair}  # fmt: skip
     if bars is not None:
         with bars.progress:
-            result = install(args.prefix, lock, cache=cache, jobs=args.jobs, progress=bars)
+            result = install(args.prefix, lock, progress=bars, **opts)
     else:
-        result = install(args.prefix, lock, cache=cache, jobs=args.jobs)
+        result = install(args.prefix, lock, **opts)
     if args.lock and not args.locked:
         Path(args.lock).write_text(lock.text(), encoding="utf-8")
     what = f"{lock.train} (CUDA {lock.cuda}) for {lock.platform} from {lock.source}"
+    if result.repaired:
+        print(f"cuwheel: {result.prefix} was damaged: {result.repaired.summary()}; "
+              "assembled again", file=sys.stderr)  # fmt: skip
     if result.changed:
         mb = result.downloaded / 1e6
         print(
@@ -163,7 +194,8 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     else:
-        print(escape(f"cuwheel: toolkit {what}: {result.prefix} is up to date"),
+        how = "every file re-hashed" if args.verify else "files checked"
+        print(escape(f"cuwheel: toolkit {what}: {result.prefix} is up to date ({how})"),
               file=sys.stderr)
     lines = env_lines(result.prefix, lock.os)
     if args.format == "json":

@@ -1,6 +1,7 @@
-"""CUDA toolkits per train (``data/toolkits.toml``): each train's NVIDIA redistributable
-release and its component versions as that release's manifest gives them, the platforms
-it has archives and wheels for, and the NVIDIA wheel that carries each component.
+"""CUDA toolkits per train (``data/toolkits.toml``): each train's NVIDIA releases, the
+platforms its major has archives and wheels for, and each component's redist key and
+wheel.  Component versions are not here: they are read from the release's own manifest
+or its ``cuda-toolkit`` meta-package (cuwheel.toolkit.assemble).
 
 :func:`build_toolkits` validates a parsed table (every problem at once, as
 :class:`CatalogError`); :func:`load_toolkits` reads the shipped file once.  The lookups
@@ -28,12 +29,12 @@ __all__ = [
     "ToolkitTrain",
     "build_toolkits",
     "load_toolkits",
+    "release_key",
 ]
 
 DATA_FILE = "toolkits.toml"
 SETS = ("build", "runtime")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
-_VERSION = re.compile(r"\d+(\.\d+)+")
 _DIST = re.compile(r"[a-z0-9][a-z0-9-]*[a-z0-9]")
 
 
@@ -43,9 +44,16 @@ class ToolkitComponent:
 
     name: str  # cuwheel's name: "nvcc"
     redist: str  # manifest key: "cuda_nvcc"
+    majors: tuple[int, ...]  # CUDA majors that ship it as a component of its own
     wheels: tuple[tuple[int, str], ...]  # (13, "nvidia-cuda-nvcc")
     sets: tuple[str, ...]
     note: str | None = None
+    meta_extra: str | None = None  # cuda-toolkit's extra for it, when not its name
+
+    @property
+    def extra(self) -> str:
+        """The ``cuda-toolkit`` extra that requires its wheel."""
+        return self.meta_extra or self.name
 
     def wheel(self, major: int) -> str | None:
         return dict(self.wheels).get(major)
@@ -59,25 +67,33 @@ class ToolkitPlatform:
     note: str | None = None
 
 
+def release_key(release: str) -> tuple[int, ...]:
+    """``13.2.10`` sorts after ``13.2.9``."""
+    return tuple(int(p) for p in release.split("."))
+
+
 @dataclass(frozen=True)
 class ToolkitTrain:
-    """A train's toolkit: redistrib release, component versions, platforms."""
+    """A train: its releases (oldest first) and its major's platforms."""
 
     train: str  # "cu130"
-    redist: str  # "13.0.2"
-    release_date: str
-    versions: tuple[tuple[str, str], ...]  # redist key -> version
+    releases: tuple[str, ...]  # "13.0.0", ..., "13.0.3"
     redist_platforms: tuple[tuple[str, str], ...]  # platform -> manifest platform key
     wheel_platforms: tuple[str, ...]
-    no_wheel: tuple[str, ...]
     source: str
 
     @property
     def major(self) -> int:
-        return int(self.redist.split(".")[0])
+        return int(self.releases[0].split(".")[0])
 
-    def version(self, redist_key: str) -> str | None:
-        return dict(self.versions).get(redist_key)
+    @property
+    def minor(self) -> int:
+        return int(self.releases[0].split(".")[1])
+
+    @property
+    def latest(self) -> str:
+        """The newest release the catalog knows."""
+        return max(self.releases, key=release_key)
 
     def redist_platform(self, platform: str) -> str | None:
         return dict(self.redist_platforms).get(platform)
@@ -132,18 +148,23 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
         f = chk.fields(
             raw,
             f"component[{i}]",
-            {"name": str, "redist": str, "wheels": dict},
-            {"sets": list, "note": str},
+            {"name": str, "redist": str, "majors": list, "wheels": dict},
+            {"sets": list, "note": str, "extra": str},
         )
-        if not {"name", "redist", "wheels"} <= f.keys():
+        if not {"name", "redist", "majors", "wheels"} <= f.keys():
             continue
         where = f"component {f['name']}"
         if not _NAME.fullmatch(f["name"]) or not _NAME.fullmatch(f["redist"]):
             chk.problem(where, "names must be lower-case identifiers")
+        majors = tuple(int(m) for m in f["majors"] if m.isdigit())
+        if len(majors) != len(f["majors"]) or not majors:
+            chk.problem(where, f"majors must be CUDA major numbers: {f['majors']!r}")
         wheels: list[tuple[int, str]] = []
         for major, dist in f["wheels"].items():
             if not (isinstance(major, str) and major.isdigit()):
                 chk.problem(where, f"wheels: key {major!r} is no CUDA major")
+            elif int(major) not in majors:
+                chk.problem(where, f"wheels: CUDA {major} is not one of its majors")
             elif not (isinstance(dist, str) and _DIST.fullmatch(dist)):
                 chk.problem(where, f"wheels: {dist!r} is no distribution name")
             else:
@@ -153,7 +174,9 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
             if s not in SETS:
                 chk.problem(where, f"set {s!r} is not one of {', '.join(SETS)}")
         components.append(
-            ToolkitComponent(f["name"], f["redist"], tuple(wheels), sets, f.get("note"))
+            ToolkitComponent(
+                f["name"], f["redist"], majors, tuple(wheels), sets, f.get("note"), f.get("extra")
+            )
         )
     for key in ("name", "redist"):
         values = [getattr(c, key) for c in components]
@@ -178,42 +201,18 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
     if len(platform_names) != len(platforms):
         chk.problem("platform", "duplicate platform names")
 
-    redist_keys = {c.redist: c for c in components}
-    trains: list[ToolkitTrain] = []
-    for i, raw in enumerate(tables(data, "train", chk)):
+    majors_: dict[int, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {}
+    for i, raw in enumerate(tables(data, "major", chk)):
         f = chk.fields(
             raw,
-            f"train[{i}]",
-            {
-                "train": str,
-                "redist": str,
-                "release_date": str,
-                "versions": dict,
-                "redist_platforms": dict,
-                "wheel_platforms": list,
-            },
-            {"no_wheel": list, "source": str, "note": str},
+            f"major[{i}]",
+            {"major": int, "redist_platforms": dict, "wheel_platforms": list},
+            {"source": str, "note": str},
         )
-        if len(f.keys() & {"train", "redist", "versions", "redist_platforms"}) < 4:
+        if len(f.keys() & {"major", "redist_platforms", "wheel_platforms"}) < 3:
             continue
-        where = f"train {f['train']}"
-        m = re.fullmatch(r"cu(\d+)(\d)", f["train"])
-        if m is None:
-            chk.problem(where, "train must be spelled cuXYZ")
-        elif not re.fullmatch(rf"{m[1]}\.{m[2]}\.\d+", f["redist"]):
-            chk.problem(where, f"redist {f['redist']!r} is no release of this train")
-        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", f.get("release_date", "")):
-            chk.problem(where, "release_date must be YYYY-MM-DD")
-        versions: list[tuple[str, str]] = []
-        for key, version in f["versions"].items():
-            if key not in redist_keys:
-                chk.problem(where, f"versions: {key!r} is no component's redist key")
-            elif not (isinstance(version, str) and _VERSION.fullmatch(version)):
-                chk.problem(where, f"versions: {key}: not a version: {version!r}")
-            else:
-                versions.append((key, version))
-        if not versions:
-            chk.problem(where, "versions is empty")
+        where = f"major {f['major']}"
+        source_mark(chk, where, f.get("source"))
         rplats: list[tuple[str, str]] = []
         for plat, key in f["redist_platforms"].items():
             if plat not in platform_names:
@@ -222,24 +221,45 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
                 chk.problem(where, f"redist_platforms: {plat}: expected a string")
             else:
                 rplats.append((plat, key))
-        wplats = tuple(f.get("wheel_platforms", []))
+        wplats = tuple(f["wheel_platforms"])
         for plat in wplats:
             if plat not in platform_names:
                 chk.problem(where, f"wheel_platforms: {plat!r} is no platform")
-        no_wheel = tuple(f.get("no_wheel", []))
-        for key in no_wheel:
-            if key not in dict(versions):
-                chk.problem(where, f"no_wheel: {key!r} has no version in this train")
+        if f["major"] in majors_:
+            chk.problem(where, "duplicate major")
+        majors_[f["major"]] = (tuple(rplats), wplats)
+
+    trains: list[ToolkitTrain] = []
+    for i, raw in enumerate(tables(data, "train", chk)):
+        f = chk.fields(
+            raw, f"train[{i}]", {"train": str, "releases": list}, {"source": str, "note": str}
+        )
+        if len(f.keys() & {"train", "releases"}) < 2:
+            continue
+        where = f"train {f['train']}"
+        m = re.fullmatch(r"cu(\d+)(\d)", f["train"])
+        releases = tuple(f["releases"])
+        if m is None:
+            chk.problem(where, "train must be spelled cuXYZ")
+            continue
+        if not releases:
+            chk.problem(where, "releases is empty")
+            continue
+        for r in releases:
+            if not (isinstance(r, str) and re.fullmatch(rf"{m[1]}\.{m[2]}\.\d+", r)):
+                chk.problem(where, f"releases: {r!r} is no release of this train")
+                releases = ()
+        if not releases:
+            continue
+        if list(releases) != sorted(set(releases), key=release_key):
+            chk.problem(where, "releases must be listed once each, oldest first")
+        plats = majors_.get(int(m[1]))
+        if plats is None:
+            chk.problem(where, f"no [[major]] table for CUDA {m[1]}")
+            continue
         trains.append(
             ToolkitTrain(
-                f["train"],
-                f["redist"],
-                f.get("release_date", ""),
-                tuple(versions),
-                tuple(rplats),
-                wplats,
-                no_wheel,
-                source_mark(chk, where, f.get("source")),
+                f["train"], releases, plats[0], plats[1], source_mark(chk, where, f.get("source"))
             )
         )
     names = [t.train for t in trains]

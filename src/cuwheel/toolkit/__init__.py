@@ -11,32 +11,42 @@ docs/toolkit.md describes the component sets, the layout, the lockfile and the c
 from cuwheel.toolkit.assemble import (
     DEFAULT_REDIST_URL,
     Installed,
+    check_build_tools,
     host_platform,
     install,
+    meta_pins,
     normalize_train,
+    parse_train,
     resolve,
     select_components,
+    verify,
 )
 from cuwheel.toolkit.cache import Cache, default_cache_dir
 from cuwheel.toolkit.env import env_lines
 from cuwheel.toolkit.lock import LOCK_NAME, Lock, Part, read_lock
 from cuwheel.toolkit.manifest import Manifest, parse_manifest
+from cuwheel.toolkit.verify import Damage
 
 __all__ = [
     "DEFAULT_REDIST_URL",
     "LOCK_NAME",
     "Cache",
+    "Damage",
     "Installed",
     "Lock",
     "Manifest",
     "Part",
+    "check_build_tools",
     "default_cache_dir",
     "env_lines",
     "host_platform",
     "install",
+    "meta_pins",
     "normalize_train",
     "parse_manifest",
+    "parse_train",
     "read_lock",
     "resolve",
     "select_components",
+    "verify",
 ]

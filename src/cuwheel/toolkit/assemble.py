@@ -15,14 +15,18 @@ import os
 import platform as _platform
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from cuwheel.errors import ToolkitError, UnknownName
 from cuwheel.knowledge.toolkits import (
@@ -33,24 +37,41 @@ from cuwheel.knowledge.toolkits import (
     load_toolkits,
 )
 from cuwheel.toolkit.cache import Cache
+from cuwheel.toolkit.env import host_os
 from cuwheel.toolkit.extract import Tree, extract_redist, extract_wheel
 from cuwheel.toolkit.fetch import Download, Progress, as_url, fetch_all, read_url
-from cuwheel.toolkit.lock import LOCK_NAME, Lock, Part, not_owned, read_lock, write_owner
+from cuwheel.toolkit.lock import (
+    LOCK_NAME,
+    OWNER_NAME,
+    Lock,
+    Part,
+    not_owned,
+    read_lock,
+    write_owner,
+)
 from cuwheel.toolkit.manifest import Manifest, parse_manifest
-from cuwheel.toolkit.wheels import resolve_wheels
+from cuwheel.toolkit.stubs import write_driver_stub
+from cuwheel.toolkit.verify import Damage, verify_tree, write_record
+from cuwheel.toolkit.wheels import META_DIST, resolve_meta, resolve_wheels
 
 __all__ = [
     "DEFAULT_REDIST_URL",
     "Installed",
+    "check_build_tools",
     "host_platform",
     "install",
+    "meta_pins",
     "normalize_train",
+    "parse_train",
     "resolve",
     "select_components",
+    "verify",
 ]
 
 DEFAULT_REDIST_URL = "https://developer.download.nvidia.com/compute/cuda/redist/"
 SOURCES = ("redist", "wheels")
+# how long the index's answer to "the train's newest release" is reused (--refresh: 0)
+NEWEST_MAX_AGE = 3600.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +82,8 @@ class Installed:
     downloaded: int  # bytes downloaded by this run
     from_cache: int  # archives that were already in the cache
     seconds: float
+    # what was wrong with the prefix that this run assembled again
+    repaired: Damage = field(default_factory=Damage)
 
 
 def host_platform() -> str:
@@ -74,18 +97,27 @@ def host_platform() -> str:
 
 def normalize_train(text: str) -> str:
     """``cu130`` / ``13.0`` / ``13.0.2`` -> ``cu130``; ToolkitError otherwise."""
+    return parse_train(text)[0]
+
+
+def parse_train(text: str) -> tuple[str, str | None]:
+    """The train and, when one is named, the release: ``cu132`` and ``13.2`` -> ``("cu132",
+    None)`` (its newest release), ``13.2.1`` -> ``("cu132", "13.2.1")``."""
     t = text.strip().lower()
     if re.fullmatch(r"cu\d{3,}", t):
-        return t
-    m = re.fullmatch(r"(\d+)\.(\d)(?:\.\d+)*", t)
+        return t, None
+    m = re.fullmatch(r"(\d+)\.(\d)(?:\.(\d+))?", t)
     if m is not None:
-        return f"cu{m[1]}{m[2]}"
-    raise ToolkitError(f"not a CUDA train: {text!r}; expected cuXYZ (cu130) or X.Y (13.0)")
+        return f"cu{m[1]}{m[2]}", (t if m[3] is not None else None)
+    raise ToolkitError(
+        f"not a CUDA train: {text!r}; expected cuXYZ (cu130), X.Y (13.0) or a release X.Y.Z"
+    )
 
 
-def _train(cat: ToolkitCatalog, name: str) -> ToolkitTrain:
+def _train(cat: ToolkitCatalog, name: str) -> tuple[ToolkitTrain, str | None]:
+    train, release = parse_train(name)
     try:
-        return cat.train(normalize_train(name))
+        return cat.train(train), release
     except UnknownName as exc:
         raise ToolkitError(str(exc)) from None
 
@@ -96,26 +128,26 @@ def select_components(
     names: Sequence[str] = (),
     for_: str | None = None,
 ) -> list[ToolkitComponent]:
-    """The components of a request: named ones (each must be part of the train), or the
-    members of a set (``build`` / ``runtime``) that the train has."""
+    """The components of a request: named ones (each must be part of the train's CUDA
+    major), or the members of a set (``build`` / ``runtime``) that the major has."""
     if names and for_:
         raise ToolkitError("give --components or --for, not both")
     if not names:
         set_name = for_ or "build"
         if set_name not in SETS:
             raise ToolkitError(f"--for must be one of {', '.join(SETS)}, not {set_name!r}")
-        return [c for c in cat.set_members(set_name) if train.version(c.redist)]
+        return [c for c in cat.set_members(set_name) if train.major in c.majors]
     out: list[ToolkitComponent] = []
     for name in names:
         try:
             comp = cat.component(name.strip())
         except UnknownName as exc:
             raise ToolkitError(str(exc)) from None
-        if not train.version(comp.redist):
-            have = [c.name for c in cat.components if train.version(c.redist)]
+        if train.major not in comp.majors:
+            have = [c.name for c in cat.components if train.major in c.majors]
             hint = " (in CUDA 12 it is part of nvcc)" if comp.name in ("crt", "nvvm") else ""
             raise ToolkitError(
-                f"{train.train} (CUDA {train.redist}) has no component {comp.name}{hint}; "
+                f"{train.train} (CUDA {train.major}) has no component {comp.name}{hint}; "
                 f"it has: {', '.join(have)}"
             )
         if comp not in out:
@@ -123,8 +155,8 @@ def select_components(
     return out
 
 
-def _manifest(base: str, train: ToolkitTrain, cache: Cache) -> tuple[str, Manifest]:
-    url = urllib.parse.urljoin(base, f"redistrib_{train.redist}.json")
+def _manifest(base: str, release: str, cache: Cache) -> tuple[str, Manifest]:
+    url = urllib.parse.urljoin(base, f"redistrib_{release}.json")
     cached = cache.keyed("manifests", url)
     try:
         data = cached.read_bytes()
@@ -137,20 +169,19 @@ def _manifest(base: str, train: ToolkitTrain, cache: Cache) -> tuple[str, Manife
     if manifest is None:
         data = read_url(url)
         manifest = parse_manifest(data, url)
-        if manifest.release_label == train.redist:
+        if manifest.release_label == release:
             cached.parent.mkdir(parents=True, exist_ok=True)
             tmp = cached.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_bytes(data)
             os.replace(tmp, cached)
-    if manifest.release_label != train.redist:
-        raise ToolkitError(
-            f"{url}: release_label is {manifest.release_label!r}, not {train.redist}"
-        )
+    if manifest.release_label != release:
+        raise ToolkitError(f"{url}: release_label is {manifest.release_label!r}, not {release}")
     return url, manifest
 
 
 def _redist_parts(
     train: ToolkitTrain,
+    release: str,
     platform: str,
     comps: Sequence[ToolkitComponent],
     base_url: str,
@@ -163,18 +194,12 @@ def _redist_parts(
     base = as_url(base_url)
     if not base.endswith("/"):
         base += "/"
-    url, manifest = _manifest(base, train, cache)
+    url, manifest = _manifest(base, release, cache)
     parts = []
     for comp in comps:
-        want = train.version(comp.redist)
         entry = manifest.component(comp.redist)
         if entry is None:
             raise ToolkitError(f"{url}: no component {comp.redist} in the manifest")
-        if entry.version != want:
-            raise ToolkitError(
-                f"{url}: {comp.redist} is {entry.version}, but CUDA {train.redist} has {want} "
-                "(a manifest of another release?)"
-            )
         archive = entry.archive(key)
         if archive is None:
             raise ToolkitError(
@@ -196,32 +221,65 @@ def _redist_parts(
     return parts
 
 
+# PEP 508 marker values of each platform's Python (the meta-package's requirements are
+# conditional on them)
+_MARKERS = {
+    "linux-x86_64": {"sys_platform": "linux", "platform_machine": "x86_64"},
+    "linux-sbsa": {"sys_platform": "linux", "platform_machine": "aarch64"},
+    "linux-aarch64": {"sys_platform": "linux", "platform_machine": "aarch64"},
+    "win-amd64": {"sys_platform": "win32", "platform_machine": "AMD64"},
+}
+
+
+def meta_pins(requires_dist: Sequence[str], platform: str) -> dict[str, str]:
+    """Distribution -> specifier of every wheel a ``cuda-toolkit`` release requires (extra
+    ``all``) on ``platform``."""
+    env = {**_MARKERS.get(platform, {}), "extra": "all"}
+    pins: dict[str, str] = {}
+    for text in requires_dist:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not req.marker.evaluate(env):
+            continue
+        pins[canonicalize_name(req.name)] = str(req.specifier)
+    return pins
+
+
 def _wheel_parts(
     cat: ToolkitCatalog,
     train: ToolkitTrain,
+    release: str | None,
     platform: str,
     comps: Sequence[ToolkitComponent],
     cache: Cache,
     python: str | None,
-) -> list[Part]:
+    refresh_after: float,
+) -> tuple[str, list[Part]]:
     if platform not in train.wheel_platforms:
         raise ToolkitError(
             f"NVIDIA publishes no wheels of {train.train} for {platform} (it does for "
             f"{', '.join(train.wheel_platforms) or 'none'}); use --source redist"
         )
-    pins = []
+    tags = cat.platform(platform).pip_platforms
+    spec = f"=={release}" if release else f"=={train.major}.{train.minor}.*"
+    extras = [c.extra for c in comps]
+    meta = resolve_meta(
+        spec, tags, cache, python, max_age=None if release else refresh_after, extras=extras
+    )
+    pins = meta_pins(meta.requires_dist, platform)
+    wanted = []
     for comp in comps:
         dist = comp.wheel(train.major)
-        if dist is None or comp.redist in train.no_wheel:
+        if dist is None or canonicalize_name(dist) not in pins:
             raise ToolkitError(
-                f"{comp.name} {train.version(comp.redist)} of {train.train} has no wheel on the "
-                "package index; use --source redist"
+                f"{comp.name} of CUDA {meta.release} has no wheel on the package index "
+                f"({META_DIST} {meta.version} requires none for {platform}); use --source redist"
             )
-        version = train.version(comp.redist)
-        assert version is not None
-        pins.append((dist, version))
-    wheels = resolve_wheels(pins, cat.platform(platform).pip_platforms, cache, python)
-    return [
+        wanted.append((dist, pins[canonicalize_name(dist)]))
+    wheels = resolve_wheels(wanted, tags, cache, python)
+    return meta.release, [
         Part(c.name, w.dist, w.version, w.url, w.sha256, None, "wheel")
         for c, w in zip(comps, wheels, strict=True)
     ]
@@ -238,14 +296,21 @@ def resolve(
     cache: Cache | None = None,
     catalog: ToolkitCatalog | None = None,
     python: str | None = None,
+    refresh_after: float = NEWEST_MAX_AGE,
 ) -> Lock:
     """The lock a request installs; ToolkitError before any archive is downloaded when the
-    train, platform, component or source is unknown (the redist manifest, or pip's
-    resolution for wheels, is read)."""
+    train, platform, component or source is unknown.
+
+    ``train`` is a train (``cu132``, ``13.2``: its newest release) or a release
+    (``13.2.1``).  redist: the newest release the catalog lists, whose manifest gives each
+    component's version; wheels: the newest ``cuda-toolkit`` release of the train on the
+    index, whose requirements pin each component wheel (the index's answer is kept for
+    ``refresh_after`` seconds; 0: ask again now).  The lock's ``cuda`` is the release
+    resolved."""
     cat = catalog or load_toolkits()
     if source not in SOURCES:
         raise ToolkitError(f"--source must be one of {', '.join(SOURCES)}, not {source!r}")
-    t = _train(cat, train)
+    t, release = _train(cat, train)
     plat = platform or host_platform()
     try:
         plat_os = cat.platform(plat).os
@@ -255,10 +320,11 @@ def resolve(
     cache = cache or Cache.at()
     if source == "redist":
         base = base_url or os.environ.get("CUWHEEL_REDIST_URL") or DEFAULT_REDIST_URL
-        parts = _redist_parts(t, plat, comps, base, cache)
+        resolved = release or t.latest
+        parts = _redist_parts(t, resolved, plat, comps, base, cache)
     else:
-        parts = _wheel_parts(cat, t, plat, comps, cache, python)
-    return Lock(t.train, t.redist, plat, plat_os, source, tuple(parts))
+        resolved, parts = _wheel_parts(cat, t, release, plat, comps, cache, python, refresh_after)
+    return Lock(t.train, resolved, plat, plat_os, source, tuple(parts))
 
 
 # ---------------------------------------------------------------------------- install
@@ -329,24 +395,62 @@ def _extract(part: Part, blob: Path, tree: Tree) -> None:
         extract_redist(blob, part.kind, part.top, tree, where, part.label)
 
 
-def install(
-    prefix: Path | str,
-    lock: Lock,
-    *,
-    cache: Cache | None = None,
-    jobs: int = 4,
-    progress: Progress | None = None,
-    on_phase: Callable[[str], None] | None = None,
-) -> Installed:
-    """Make ``prefix`` hold exactly ``lock``: download what the cache lacks, check every
-    file's size and sha256, extract safely, lay out the tree and rename it into place."""
-    start = time.monotonic()
-    prefix = Path(os.path.abspath(prefix))
-    cache = cache or Cache.at()
-    current = _prefix_lock(prefix)
-    if current is not None and current.same_content(lock) and not_owned(prefix) is None:
-        return Installed(prefix, current, False, 0, len(lock.parts), time.monotonic() - start)
-    _check_prefix(prefix)
+# what a build toolkit's nvcc runs: the driver, the front end (cicc), the assembler, the
+# device linker and the fat binary writer
+BUILD_TOOLS = ("bin/nvcc", "nvvm/bin/cicc", "bin/ptxas", "bin/nvlink", "bin/fatbinary")
+
+
+def _machine(platform: str) -> str:
+    return "x86_64" if platform == "linux-x86_64" else "aarch64"
+
+
+def _runs_here(lock: Lock) -> bool:
+    if lock.os != host_os():
+        return False
+    here = "aarch64" if _platform.machine().lower() in ("aarch64", "arm64") else "x86_64"
+    return lock.os == "windows" or _machine(lock.platform) == here
+
+
+def check_build_tools(tree: Path, lock: Lock) -> None:
+    """A toolkit with the nvcc component must compile: every tool nvcc runs is present and,
+    when the toolkit is for this machine, ``nvcc --version`` runs and names the release.
+    ToolkitError naming what is missing and the fix otherwise."""
+    if not any(p.component == "nvcc" for p in lock.parts):
+        return
+    exe = ".exe" if lock.os == "windows" else ""
+    missing = [t + exe for t in BUILD_TOOLS if not (tree / (t + exe)).is_file()]
+    fix = "use --source redist" if lock.source == "wheels" else "the archives are incomplete"
+    what = f"{lock.train} (CUDA {lock.cuda}) for {lock.platform} from {lock.source}"
+    if missing:
+        raise ToolkitError(
+            f"{what} has no working nvcc: {', '.join(missing)} missing from the components "
+            f"({', '.join(f'{p.package} {p.version}' for p in lock.parts)}); {fix}; "
+            "nothing installed"
+        )
+    if not _runs_here(lock):
+        return
+    major_minor = ".".join(lock.cuda.split(".")[:2])
+    try:
+        result = subprocess.run(
+            [str(tree / "bin" / ("nvcc" + exe)), "--version"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "PATH": f"{tree / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"},
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ToolkitError(f"{what}: bin/nvcc does not run: {exc}; {fix}") from None
+    if result.returncode != 0 or f"release {major_minor}" not in result.stdout:
+        said = (result.stdout + result.stderr).strip().splitlines()[-1:] or ["no output"]
+        raise ToolkitError(
+            f"{what}: bin/nvcc --version did not name release {major_minor}: {said[0]}; {fix}"
+        )
+
+
+def _assemble(
+    prefix: Path, lock: Lock, cache: Cache, jobs: int, progress: Progress | None,
+    on_phase: Callable[[str], None] | None,
+) -> tuple[int, int]:  # fmt: skip
+    """Build the tree beside the prefix and rename it into place; (bytes downloaded,
+    archives that were in the cache)."""
     items = [Download(p.url, p.sha256, p.size, p.label) for p in lock.parts]
     present = sum(1 for p in lock.parts if cache.blob(p.sha256).is_file())
     blobs, downloaded = fetch_all(items, cache, jobs=jobs, progress=progress)
@@ -370,8 +474,12 @@ def install(
                 raise
         if lock.os == "linux":
             _layout_linux(tree)
+            write_driver_stub(tree, _machine(lock.platform))
+        check_build_tools(tree, lock)
         _version_json(tree, lock)
-        (tree / LOCK_NAME).write_text(lock.text(), encoding="utf-8")
+        text = lock.text()
+        (tree / LOCK_NAME).write_text(text, encoding="utf-8")
+        write_record(tree, text)
         write_owner(tree)  # trust: last, over the finished tree
         old = staging / "old"
         moved = prefix.exists()
@@ -387,4 +495,62 @@ def install(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     shutil.rmtree(staging, ignore_errors=True)
-    return Installed(prefix, lock, True, downloaded, present, time.monotonic() - start)
+    return downloaded, present
+
+
+def verify(prefix: Path | str, *, full: bool = True) -> tuple[Lock, Damage]:
+    """The prefix's lock and what differs from the files it recorded (``full``: every file
+    re-hashed; else only those whose size, mtime or mode changed).  ToolkitError when the
+    prefix holds no cuwheel toolkit."""
+    prefix = Path(os.path.abspath(prefix))
+    path = prefix / LOCK_NAME
+    if not path.is_file():
+        raise ToolkitError(f"{prefix}: no cuwheel toolkit here (no {LOCK_NAME})")
+    lock = read_lock(path)
+    return lock, verify_tree(prefix, path.read_text(encoding="utf-8"), full=full)
+
+
+def install(
+    prefix: Path | str,
+    lock: Lock,
+    *,
+    cache: Cache | None = None,
+    jobs: int = 4,
+    progress: Progress | None = None,
+    on_phase: Callable[[str], None] | None = None,
+    full_verify: bool = False,
+    repair: bool = True,
+) -> Installed:
+    """Make ``prefix`` hold exactly ``lock``: download what the cache lacks, check every
+    file's size and sha256, extract safely, lay out the tree and rename it into place.
+
+    A prefix that already holds the lock is verified against its file record first
+    (``full_verify``: every file re-hashed): intact, it is up to date; damaged, it is
+    assembled again from the (verified) archives, or with ``repair=False`` refused."""
+    start = time.monotonic()
+    prefix = Path(os.path.abspath(prefix))
+    cache = cache or Cache.at()
+    current = _prefix_lock(prefix)
+    damage = Damage()
+    if current is not None and current.same_content(lock):
+        damage = verify_tree(
+            prefix, (prefix / LOCK_NAME).read_text(encoding="utf-8"), full=full_verify
+        )
+        owned = not_owned(prefix)
+        if not damage and owned is None:
+            return Installed(prefix, current, False, 0, len(lock.parts), time.monotonic() - start)
+        if not repair:
+            why = damage.summary() if damage else owned
+            raise ToolkitError(f"{prefix}: damaged: {why}; not repaired")
+        # a repair replaces the prefix: only when cuwheel wrote it (its owner mark) and the
+        # damage is to files cuwheel installed, never to files someone added
+        if damage.extra or damage.unrecorded or not (prefix / OWNER_NAME).is_file():
+            why = damage.summary() if damage else owned
+            raise ToolkitError(
+                f"{prefix}: {why}; not provably cuwheel's alone, nothing is replaced: move "
+                "the added files away or choose a new directory"
+            )
+    else:
+        _check_prefix(prefix)
+    downloaded, present = _assemble(prefix, lock, cache, jobs, progress, on_phase)
+    return Installed(prefix, lock, True, downloaded, present, time.monotonic() - start, damage)
