@@ -426,13 +426,18 @@ def test_an_edited_file_is_repaired_before_up_to_date(served: Served, tmp_path: 
     header = prefix / "include" / "cuda_runtime.h"
     header.write_bytes(b"/* someone's edit */\n")
     (prefix / "lib" / "libcudart.so.13.0.96").unlink()
+    # a file someone added: the prefix is no longer cuwheel's alone, and nothing is replaced
+    # (the trust rule: docs/toolkit.md#safety-the-trust-boundaries)
     (prefix / "include" / "extra.h").write_text("not from an archive")
     code, _, err = toolkit(served, tmp_path)
+    assert code == 2 and "extra.h" in err and "nothing is replaced" in err, err
+    assert (prefix / "include" / "extra.h").exists()
+    (prefix / "include" / "extra.h").unlink()
+    code, _, err = toolkit(served, tmp_path)
     assert code == 0, err
-    assert "damaged" in err and "include/cuda_runtime.h" in err and "extra.h" in err
+    assert "damaged" in err and "include/cuda_runtime.h" in err
     assert header.read_bytes() == HEADER
     assert (prefix / "lib" / "libcudart.so.13.0.96").read_bytes() == LIB
-    assert not (prefix / "include" / "extra.h").exists()
     # from the cache: the archive was downloaded once
     assert len(served.archive_requests()) == 1
     code, _, err = toolkit(served, tmp_path)
@@ -468,6 +473,7 @@ def test_a_changed_link_and_a_lost_record_are_damage(served: Served, tmp_path: P
     code, _, err = toolkit(served, tmp_path, "--no-repair")
     assert code == 2 and "lib/libcudart.so.13" in err
     (prefix / "cuwheel-toolkit.files").unlink()
+    # without its record nothing shows which files cuwheel installed: not replaced
     code, _, err = toolkit(served, tmp_path)
-    assert code == 0 and "no record of the assembled files" in err
-    assert os.readlink(link) == "libcudart.so.13.0.96"
+    assert code == 2 and "no record of the assembled files" in err
+    assert os.readlink(link) == "/etc/passwd"

@@ -110,7 +110,8 @@ def test_percent_encoded_manifest_path_is_never_decoded(tmp_path: Path) -> None:
     (mirror / "redistrib_13.0.2.json").write_bytes(
         manifest_with({("cuda_cudart", "linux-x86_64"): (rel, archive)})
     )
-    code, _, err = run("toolkit", "--train", "cu130", "--platform", "linux-x86_64",
+    # the exact release the mirror's manifest is for (cu130 alone means the newest 13.0.x)
+    code, _, err = run("toolkit", "--train", "13.0.2", "--platform", "linux-x86_64",
                        "--components", "cudart", "--prefix", str(tmp_path / "cuda"),
                        "--base-url", str(mirror), "--cache", str(tmp_path / "c"))  # fmt: skip
     assert code == 2 and "never decoded" in err and len(err.splitlines()) == 1
@@ -291,7 +292,7 @@ def test_a_fifo_in_a_mirror_is_refused_not_waited_on(tmp_path: Path) -> None:
     (mirror / "redistrib_13.0.2.json").write_bytes(
         manifest_with({("cuda_cudart", "linux-x86_64"): (REL, archive)})
     )
-    args = ["toolkit", "--train", "cu130", "--platform", "linux-x86_64", "--components",
+    args = ["toolkit", "--train", "13.0.2", "--platform", "linux-x86_64", "--components",
             "cudart", "--prefix", str(tmp_path / "cuda"), "--base-url", str(mirror),
             "--cache", str(tmp_path / "c")]  # fmt: skip
     code, _, err = run(*args)
