@@ -50,6 +50,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {escape(message)}\n")
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Prose paragraphs wrapped to the terminal (argparse reads ``COLUMNS``); a paragraph
+    with an indented line (examples, lists) is kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        out = []
+        for para in text.strip("\n").split("\n\n"):
+            if any(line[:1].isspace() for line in para.splitlines()):
+                out.append(textwrap.indent(para, indent))
+            else:
+                out.append(textwrap.fill(" ".join(para.split()), width, initial_indent=indent,
+                                         subsequent_indent=indent))
+        return "\n\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only``, just that subcommand's (the others' modules, and the
     libraries they import, are not loaded: start-up time matters in CI loops)."""
@@ -57,7 +74,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="cuwheel",
         description="Make CUDA wheels run on every GPU they claim.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     parser.add_argument(
         "--version", "-V", action="version", version=f"cuwheel {__version__}"
@@ -67,11 +84,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is None or name == f"_{only}":
             module = importlib.import_module(f"cuwheel.cli.{name}")
             module.register(sub)
-            examples = getattr(module, "EXAMPLES", None)
-            if examples:  # each command's --help ends with its examples
-                p = sub.choices[name[1:]]
-                p.epilog = examples
-                p.formatter_class = argparse.RawDescriptionHelpFormatter
+            p = sub.choices[name[1:]]
+            p.formatter_class = _Formatter
+            p.epilog = getattr(module, "EXAMPLES", None)  # --help ends with its examples
+            add_globals(p)
+    add_globals(parser)
     return parser
 
 
@@ -85,8 +102,49 @@ examples:
   cuwheel gpus A100                     compute capability of a GPU
   cuwheel init --from dist/x.whl        a starting cuwheel.toml from a wheel's contents
 
+global options (before or after COMMAND): -q/--quiet, -v/--verbose, --color
+auto|always|never; colour honours NO_COLOR and FORCE_COLOR.
+
 exit status: 0 ok, 1 findings / does not run, 2 unusable input or usage.
 """
+
+# Options every command takes, before or after its name: flag -> takes a value.
+GLOBALS = {"-q": False, "--quiet": False, "-v": False, "--verbose": False, "--color": True}
+
+
+def add_globals(p: argparse.ArgumentParser) -> None:
+    """``-q``, ``-v`` and ``--color`` on a parser that does not define them itself."""
+    have = p._option_string_actions
+    if "--quiet" not in have and "-q" not in have:
+        p.add_argument("--quiet", "-q", action="store_true", help="print no result on stdout")
+    if "--verbose" not in have and "-v" not in have:
+        p.add_argument("--verbose", "-v", action="store_true", help="show every detail")
+    if "--color" not in have:
+        p.add_argument("--color", choices=("auto", "always", "never"), default=None,
+                       help="colour: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never")
+
+
+def _hoist(argv: list[str]) -> tuple[list[str], str | None]:
+    """Global options written before the command moved after it (the subcommand's parser
+    owns them), and the command's name; a bad option before the command is a one-line
+    usage error naming it."""
+    leading: list[str] = []
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        flag = argv[i].split("=", 1)[0]
+        if flag in ("-h", "--help", "-V", "--version"):
+            return argv, None
+        if flag not in GLOBALS:
+            known = [*GLOBALS, "--help", "--version"]
+            raise CuwheelError(
+                f"unrecognized option {flag!r}{did_you_mean(flag, known)} (cuwheel --help)"
+            )
+        takes = GLOBALS[flag] and "=" not in argv[i]
+        leading += argv[i : i + 1 + takes]
+        i += 1 + takes
+    if i >= len(argv):
+        return argv, None
+    return [argv[i], *leading, *argv[i + 1 :]], argv[i]
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -100,9 +158,8 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 def main_inner(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; raises CuwheelError for unusable input or configuration."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, first = _hoist(list(sys.argv[1:] if argv is None else argv))
     # Subcommand modules are named after their command (cuwheel.cli._inspect: inspect).
-    first = argv[0] if argv else None
     only = first if first is not None and f"_{first}" in SUBCOMMANDS else None
     parser = build_parser(only)
     if not argv:  # bare `cuwheel`: the help, not an error

@@ -51,7 +51,7 @@ def add_output(
     )  # fmt: skip
     p.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto",
-        help="colour text results: auto (a terminal, unless NO_COLOR is set), always, never",
+        help="colour text results: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never",
     )  # fmt: skip
 
 
@@ -110,7 +110,12 @@ def color_enabled(args: argparse.Namespace | None, stream: TextIO) -> bool:
         return False
     if choice == "always":
         return True
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+    # no-color.org and force-color.org: set and non-empty counts; NO_COLOR wins over both.
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
 
