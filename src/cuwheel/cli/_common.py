@@ -11,7 +11,6 @@ import argparse
 import os
 import re
 import sys
-from pathlib import Path
 from typing import TextIO
 
 from cuwheel.errors import CuwheelError
@@ -57,6 +56,8 @@ def add_output(
 
 def check_output_path(path: str) -> None:
     """A one-line CuwheelError (exit 2) when ``-o PATH`` cannot be written, before any work."""
+    from pathlib import Path
+
     p = Path(path)
     if p.is_dir():
         raise CuwheelError(f"-o {escape(path)}: is a directory; name a file")

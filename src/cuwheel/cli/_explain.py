@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cuwheel.checks.codes import CODES, FAMILIES, Code, find_codes
 from cuwheel.cli._common import add_output, write_output
-from cuwheel.render.explain import explain_text, list_text, to_json, to_text
+
+if TYPE_CHECKING:
+    from cuwheel.checks.codes import Code
 
 __all__ = ["register"]
 
@@ -30,6 +31,9 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from cuwheel.checks.codes import CODES, FAMILIES, find_codes
+    from cuwheel.render.explain import explain_text, list_text, to_json, to_text
+
     everything = args.list or not args.codes
     queries: list[str] = [] if everything else list(args.codes)
     blocks: list[list[str]] = []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
@@ -70,6 +69,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+
     from cuwheel.errors import CuwheelError
     from cuwheel.scan.engine import ScanResult, scan
     from cuwheel.scan.inputs import Filters, expand, from_index, read_list
@@ -153,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
 def _inputs_in(path: str) -> set[str]:
     """The inputs the records in ``path`` name; a last line that an interrupted run cut
     short is removed (its wheel is scanned again)."""
+    import json
+
     out = set()
     keep = 0
     with open(path, "rb") as f:

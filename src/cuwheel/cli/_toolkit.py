@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-from pathlib import Path
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, write_output
 from cuwheel.errors import ToolkitError
-from cuwheel.plan.emit import sh_lines
-from cuwheel.render.envelope import envelope
 from cuwheel.render.escape import dumps
 
 __all__ = ["register"]
@@ -88,6 +84,8 @@ class _Bars:
             transient=True,
         )
         self.tasks: dict[str, Any] = {}
+        import threading
+
         self.lock = threading.Lock()
 
     def __call__(self, label: str, n: int, total: int | None) -> None:
@@ -99,6 +97,8 @@ class _Bars:
 
 
 def _locked_lock(args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
     from cuwheel.toolkit import LOCK_NAME, normalize_train, read_lock
 
     path = Path(args.lock) if args.lock else Path(args.prefix) / LOCK_NAME
@@ -119,6 +119,10 @@ def _locked_lock(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cuwheel.plan.emit import sh_lines
+    from cuwheel.render.envelope import envelope
     from cuwheel.toolkit import Cache, env_lines, install, resolve
 
     if args.output:

@@ -17,6 +17,7 @@ from cuwheel import __version__
 from cuwheel._urls import HOMEPAGE, code_url
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.findings import Finding, WheelReport
+from cuwheel.render import CHECK_FORMATS
 from cuwheel.render.envelope import COMMANDS, envelope
 from cuwheel.render.escape import dumps, escape_lines, gh_data, gh_prop, xml_attr, xml_text
 
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 JSON_SCHEMA_VERSION = COMMANDS["check"]
-FORMATS = ("text", "json", "junit", "github", "sarif")
+FORMATS = CHECK_FORMATS
 WHEEL = "(wheel)"
 
 
