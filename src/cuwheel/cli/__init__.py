@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cuwheel import __version__
-from cuwheel._validate import did_you_mean
 from cuwheel.errors import CatalogError, CuwheelError
 from cuwheel.render.escape import escape
 
@@ -42,6 +42,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
+            from cuwheel._validate import did_you_mean
+
             known = re.findall(r"'([^']*)'", m[2]) or [c.strip() for c in m[2].split(",")]
             hint = did_you_mean(m[1], known)
             if hint:
@@ -52,7 +54,15 @@ class _Parser(argparse.ArgumentParser):
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     """Prose paragraphs wrapped to the terminal (argparse reads ``COLUMNS``); a paragraph
-    with an indented line (examples, lists) is kept as written."""
+    with an indented line (examples, lists) is kept as written. The width is read once per
+    ``COLUMNS`` value: argparse makes a formatter for every option it adds."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        import os
+
+        columns = _columns(os.environ.get("COLUMNS"))
+        super().__init__(prog, indent_increment, max_help_position, width or columns)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         import textwrap
@@ -67,6 +77,19 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         return "\n\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
+class _SubParser(_Parser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
+@functools.lru_cache(maxsize=4)
+def _columns(env: str | None) -> int:
+    import shutil
+
+    return shutil.get_terminal_size().columns - 2  # argparse's own margin
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only``, just that subcommand's (the others' modules, and the
     libraries they import, are not loaded: start-up time matters in CI loops)."""
@@ -79,13 +102,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", "-V", action="version", version=f"cuwheel {__version__}"
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubParser)
     for name in SUBCOMMANDS:
         if only is None or name == f"_{only}":
             module = importlib.import_module(f"cuwheel.cli.{name}")
             module.register(sub)
             p = sub.choices[name[1:]]
-            p.formatter_class = _Formatter
             p.epilog = getattr(module, "EXAMPLES", None)  # --help ends with its examples
             add_globals(p)
     add_globals(parser)
@@ -135,6 +157,8 @@ def _hoist(argv: list[str]) -> tuple[list[str], str | None]:
         if flag in ("-h", "--help", "-V", "--version"):
             return argv, None
         if flag not in GLOBALS:
+            from cuwheel._validate import did_you_mean
+
             known = [*GLOBALS, "--help", "--version"]
             raise CuwheelError(
                 f"unrecognized option {flag!r}{did_you_mean(flag, known)} (cuwheel --help)"
@@ -158,7 +182,11 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 def main_inner(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; raises CuwheelError for unusable input or configuration."""
-    argv, first = _hoist(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv in (["--version"], ["-V"]):  # no parser to build: a CI loop's first call
+        print(f"cuwheel {__version__}")
+        return 0
+    argv, first = _hoist(argv)
     # Subcommand modules are named after their command (cuwheel.cli._inspect: inspect).
     only = first if first is not None and f"_{first}" in SUBCOMMANDS else None
     parser = build_parser(only)
