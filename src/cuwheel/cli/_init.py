@@ -45,8 +45,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument(
         "--schema", metavar="PATH_OR_URL",
-        help="the JSON Schema named by the '#:schema' line editors read (default: the copy "
-        "installed with cuwheel; 'none' leaves the line out)",
+        help="the JSON Schema named by the '#:schema' line editors read (default: this "
+        "version's schema at the project's URL; 'none' leaves the line out)",
     )  # fmt: skip
     p.set_defaults(handler=_run)
 
@@ -69,11 +69,11 @@ def _command(args: argparse.Namespace) -> str:
 def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cuwheel.config_init import init_text, schema_path
+    from cuwheel.config_init import init_text, schema_url
 
     schema: str | None
     if args.schema is None:
-        schema = schema_path()
+        schema = schema_url()
     elif args.schema.strip().lower() == "none":
         schema = None
     else:
