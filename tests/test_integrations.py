@@ -696,9 +696,12 @@ profile = "release"
 """
 
 PIPX_SHIM = """#!/bin/sh
-# `pipx run cuwheel ARGS`: the cuwheel under test
-[ "$1" = run ] && [ "$2" = cuwheel ] || exit 99
-shift 2
+# `pipx run [--spec SPEC] cuwheel ARGS`: the cuwheel under test
+[ "$1" = run ] || exit 99
+shift
+if [ "$1" = --spec ]; then shift 2; fi
+[ "$1" = cuwheel ] || exit 99
+shift
 exec {python} -m cuwheel "$@"
 """
 
