@@ -185,7 +185,7 @@ def main_inner(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv in (["--version"], ["-V"]):  # no parser to build: a CI loop's first call
         print(f"cuwheel {__version__}")
-        return 0
+        raise SystemExit(0)  # as argparse's version action ends
     argv, first = _hoist(argv)
     # Subcommand modules are named after their command (cuwheel.cli._inspect: inspect).
     only = first if first is not None and f"_{first}" in SUBCOMMANDS else None

@@ -233,7 +233,10 @@ def _run(args: argparse.Namespace) -> int:
             error(str(exc))
             unusable.append(str(exc))
     if reports:
-        write_output(args, render(reports, args.format))
+        import shutil
+
+        width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
+        write_output(args, render(reports, args.format, verbose=args.verbose, width=width))
     if unusable:
         return 2
     return 0 if all(r.passed for r in reports) else 1
