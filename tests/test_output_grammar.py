@@ -412,3 +412,23 @@ def test_plan_without_a_train_suggests_only_what_plan_takes(cli) -> None:  # typ
     code, _, err = cli("plan")
     assert code == 2 and "no train selected" in err
     assert "--row" not in err and "--train" in err and "CUWHEEL_ROW" in err
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["check", "--help"]])
+def test_version_and_help_load_no_library_code(argv: list[str]) -> None:
+    """Start-up is bounded by what is imported, not timed (bench/bench_startup.py times it):
+    --version and --help build parsers only, without the readers, checks or catalogs."""
+    import subprocess
+
+    code = ("import sys; from cuwheel.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('cuwheel'))))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                         check=True, env={**os.environ, "COLUMNS": "80"}).stdout
+    loaded = {line for line in out.splitlines() if line.startswith("cuwheel")}
+    heavy = {m for m in loaded if m.partition(".")[2].split(".")[0] in
+             {"checks", "read", "knowledge", "rules", "model", "plan", "config", "compat",
+              "scan", "toolkit", "config_init"}}
+    assert heavy == set(), heavy
+    # --help built the subcommands' parsers; --version none
+    assert ("cuwheel.cli._check" in loaded) == (argv != ["--version"])
