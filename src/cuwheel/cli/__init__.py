@@ -85,9 +85,16 @@ class _SubParser(_Parser):
 
 @functools.lru_cache(maxsize=4)
 def _columns(env: str | None) -> int:
-    import shutil
+    """shutil.get_terminal_size's answer (COLUMNS, else the terminal, else 80) less
+    argparse's margin, without importing shutil (and its compressors) for a --help."""
+    import os
 
-    return shutil.get_terminal_size().columns - 2  # argparse's own margin
+    if env and env.isdigit() and int(env) > 0:
+        return int(env) - 2
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns - 2  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80 - 2
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
