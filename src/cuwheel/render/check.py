@@ -130,7 +130,10 @@ def _wrap(lines: Sequence[str], width: int | None) -> list[str]:
 
     out: list[str] = []
     for line in lines:
-        if len(line) <= width:
+        # a name or path is kept whole on its line: the header, config, a library
+        keep = (line.startswith("cuwheel check ") or line.lstrip().startswith("config: ")
+                or " " not in line.strip())
+        if keep or len(line) <= width:
             out.append(line)
             continue
         body = line.lstrip(" ")
