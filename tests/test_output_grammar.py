@@ -366,7 +366,7 @@ def test_global_options_before_or_after_every_command(command: str) -> None:
     """-q, -v and --color parse on every command, written before its name or after it."""
     parser = cuwheel.cli.build_parser()
     required = {"toolkit": ["--prefix", "p"]}.get(command, [])
-    for argv in (["-q", "-v", "--color", "never", command, *required],
+    for argv in (["-qv", "--color", "never", command, *required],
                  [command, *required, "-q", "-v", "--color=never"]):
         hoisted, first = cuwheel.cli._hoist(argv)
         assert first == command

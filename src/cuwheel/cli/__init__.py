@@ -163,14 +163,14 @@ def _hoist(argv: list[str]) -> tuple[list[str], str | None]:
         flag = argv[i].split("=", 1)[0]
         if flag in ("-h", "--help", "-V", "--version"):
             return argv, None
-        if flag not in GLOBALS:
+        if flag not in GLOBALS and not re.fullmatch(r"-[qv]+", flag):  # -qv: both
             from cuwheel._validate import did_you_mean
 
             known = [*GLOBALS, "--help", "--version"]
             raise CuwheelError(
                 f"unrecognized option {flag!r}{did_you_mean(flag, known)} (cuwheel --help)"
             )
-        takes = GLOBALS[flag] and "=" not in argv[i]
+        takes = GLOBALS.get(flag, False) and "=" not in argv[i]
         leading += argv[i : i + 1 + takes]
         i += 1 + takes
     if i >= len(argv):
