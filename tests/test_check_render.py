@@ -117,3 +117,31 @@ def test_cli_table_and_audit_row(tmp_path: Path, capsys: pytest.CaptureFixture[s
     rows = [line.split() for line in lines[lines.index("summary") + 2 :]]
     assert [r[-1] for r in rows[:2]] == ["audit", "audit"]
     assert rows[2][:5] == ["total:", "2", "wheels", "PASS", "0"]
+
+
+REAL = Path(__file__).parent / "data" / "real"
+
+
+def test_text_leads_with_the_verdict_and_groups_repeats(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bitsandbytes ships seven CUDA libraries, libbitsandbytes_cuda118.so to _cuda132.so,
+    SASS only (data/real/manifest.txt): the same DC003 seven times is one line naming the
+    seven, after the verdict; every line fits COLUMNS; -v lists each library in place."""
+    monkeypatch.setenv("COLUMNS", "80")
+    wheel = str(REAL / "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl")
+    assert main_inner(["check", wheel, "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[1].startswith("  PASS: 0 errors, 7 warnings")
+    assert lines[2].split()[:2] == ["warning", "DC003"]
+    text = " ".join(out.split())
+    assert "[7 libraries: libbitsandbytes_cuda118.so," in text
+    # cuda118..126 end at sm_90, cuda128..132 at sm_120: one line says both
+    assert "GPUs newer than sm_90/sm_120 get no code" in text
+    assert sum(line.split()[:2] == ["warning", "DC003"] for line in lines) == 1
+    assert all(len(line) <= 80 for line in lines)
+    assert main_inner(["-v", "check", wheel, "--color", "never"]) == 0
+    verbose = capsys.readouterr().out.splitlines()
+    assert sum(line.split()[:2] == ["warning", "DC003"] for line in verbose) == 7
+    assert len(verbose) > len(lines)

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 import checkwheels as cw
+from cuwheel import __version__
 from cuwheel.checks.runner import check_wheel
 from cuwheel.cli import main
 from cuwheel.config import load_config
@@ -65,7 +66,13 @@ def test_init_writes_a_config_plan_uses_from_below(
     first, second = text.splitlines()[:2]
     assert first.startswith("# Written by `cuwheel init`")
     assert second.startswith("#:schema ")
-    assert Path(second.split(" ", 1)[1]).is_file()  # the installed schema
+    # No path into this venv: the schema of this version at the project's address, whose
+    # repository path is the file this package ships.
+    url = second.split(" ", 1)[1]
+    assert url.startswith("https://raw.githubusercontent.com/cuwheel/cuwheel/v")
+    shipped = resources.files("cuwheel").joinpath("data/config.schema.json")
+    assert url.endswith("/src/cuwheel/data/config.schema.json") and shipped.is_file()
+    assert f"/v{__version__}/" in url  # the tag of the release that wrote it
     data = tomllib.loads(text)
     assert _schema_errors(data) == []
     platforms = {r.get("platform") for r in data["rows"]}
@@ -312,3 +319,25 @@ def test_schema_line_with_blanks(cwd: Path) -> None:
         == "#:schema https://example.invalid/c.json"
     with pytest.raises(ConfigError):
         init_text(trains=["cpu"], schema="rel path/c.json")
+
+
+def test_from_keeps_the_arch_specific_suffix(cwd: Path, tmp_path: Path) -> None:
+    """A wheel whose only library ships sm_90a (built for Hopper alone) gets a row saying
+    sm_90a: a plain sm_90 row would ask for code that runs on later GPUs too."""
+    members = {"pkg/__init__.py": b"", "pkg/libk.so": cw.fixture("sm90a.so")}
+    wheel = make_wheel(tmp_path, members, name="pkg", version="1.0+cu130",
+                       tag="cp311-cp311-manylinux_2_28_x86_64", requires=(cw.CU13_LINUX,))
+    assert main(["init", "--from", wheel]) == 0
+    (row,) = tomllib.loads((cwd / "cuwheel.toml").read_text(encoding="utf-8"))["rows"]
+    assert row["sass"] == ["sm_90a"]  # sm90a.so: SASS sm_90a alone, no PTX
+
+
+def test_template_rows_start_where_torch_does(cwd: Path) -> None:
+    """PyTorch's cu130 wheels: x86_64 and Windows "7.5;8.0;8.6;9.0;10.0;12.0", aarch64
+    (Arm servers) "8.0;9.0;10.0;11.0;12.0" (data/init_rows.toml cites the build scripts)."""
+    text = init_text(trains=["cu130"])
+    rows = {r["platform"]: r["sass"] for r in tomllib.loads(text)["rows"]}
+    x86 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+    assert rows == {"linux-x86_64": x86, "win-amd64": x86,
+                    "linux-aarch64": ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"]}
+    assert "Jetson Orin" in text  # a note: its row (sm_87) is one a project adds itself

@@ -121,6 +121,7 @@ class Runner:
         self.job_env["RUNNER_TEMP"] = str(temp / "runner-temp")
         (temp / "runner-temp").mkdir(exist_ok=True)
         self.steps: dict[str, Step] = {}
+        self.path_added: list[str] = []
 
     def value(self, ref: str) -> str:
         parts = ref.split(".")
@@ -164,7 +165,7 @@ class Runner:
                 continue
             assert spec["shell"] == "bash", spec
             files = {k: self.temp / f"{sid}.{k}" for k in
-                     ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY")}
+                     ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY", "GITHUB_PATH")}
             for f in files.values():
                 f.write_text("", encoding="utf-8")
             env = dict(self.job_env)
@@ -184,6 +185,10 @@ class Runner:
             env_file += added
             self.job_env.update(parse_file_commands(added))
             summary += files["GITHUB_STEP_SUMMARY"].read_text("utf-8")
+            for entry in files["GITHUB_PATH"].read_text("utf-8").splitlines():
+                # the runner prepends each line to PATH for the steps after this one
+                self.job_env["PATH"] = entry + os.pathsep + self.job_env.get("PATH", "")
+                self.path_added.append(entry)
             failed = proc.returncode != 0
         outputs = {k: self.substitute(str(v["value"]))
                    for k, v in self.action.get("outputs", {}).items()}
@@ -478,6 +483,16 @@ def test_install_step_installs_the_action_checkout_into_a_venv(tmp_path: Path) -
     assert run.steps["setup"].outputs["python"] == str(py)
     # the check step then runs the venv's interpreter
     assert any(c.startswith(f"{py} -m cuwheel check ") for c in calls[3:]), calls
+    # and later steps of the job find `cuwheel`: pip writes the [project.scripts] entry
+    # into the venv's bin, which the action put first on PATH
+    assert run.job_env["PATH"].split(os.pathsep)[0] == str(venv / "bin")
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]["scripts"]
+    assert scripts["cuwheel"] == "cuwheel.cli:main"
+
+
+def test_install_false_leaves_path_alone(tmp_path: Path) -> None:
+    run, _ = _install(tmp_path, install="false")
+    assert run.job_env["PATH"] == os.environ["PATH"]
 
 
 def test_install_step_installs_a_version_from_the_index(tmp_path: Path) -> None:
@@ -681,9 +696,12 @@ profile = "release"
 """
 
 PIPX_SHIM = """#!/bin/sh
-# `pipx run cuwheel ARGS`: the cuwheel under test
-[ "$1" = run ] && [ "$2" = cuwheel ] || exit 99
-shift 2
+# `pipx run [--spec SPEC] cuwheel ARGS`: the cuwheel under test
+[ "$1" = run ] || exit 99
+shift
+if [ "$1" = --spec ]; then shift 2; fi
+[ "$1" = cuwheel ] || exit 99
+shift
 exec {python} -m cuwheel "$@"
 """
 

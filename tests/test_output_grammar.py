@@ -29,7 +29,7 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp
     work.mkdir()
     monkeypatch.chdir(work)
     for var in ("CUWHEEL_TRAIN", "CUWHEEL_ROW", "CUWHEEL_PLATFORM", "CU_VERSION",
-                "DESIRED_CUDA", "NO_COLOR", "CUWHEEL_COLOR"):
+                "DESIRED_CUDA", "NO_COLOR", "CUWHEEL_COLOR", "FORCE_COLOR"):
         monkeypatch.delenv(var, raising=False)
 
     def run(*argv: str) -> tuple[int, str, str]:
@@ -384,3 +384,76 @@ def test_check_dist_bounds_a_hostile_wheel_file(  # type: ignore[no-untyped-def]
     assert src.wheel is not None and len(src.wheel.tags) == 401
     assert max(len(t) for t in src.wheel.tags) < 100_000
     assert src.path.startswith("cwhostile-1.0-py0.py1.")
+
+
+@pytest.mark.parametrize("command", sorted(n[1:] for n in cuwheel.cli.SUBCOMMANDS))
+def test_global_options_before_or_after_every_command(command: str) -> None:
+    """-q, -v and --color parse on every command, written before its name or after it."""
+    parser = cuwheel.cli.build_parser()
+    required = {"toolkit": ["--prefix", "p"]}.get(command, [])
+    for argv in (["-qv", "--color", "never", command, *required],
+                 [command, *required, "-q", "-v", "--color=never"]):
+        hoisted, first = cuwheel.cli._hoist(argv)
+        assert first == command
+        args = parser.parse_args(hoisted)
+        assert (args.quiet, args.verbose, args.color) == (True, True, "never"), argv
+
+
+def test_a_bad_global_option_is_one_line_naming_it(cli) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = cli("--colr", "always", "gpus", "A100")
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        "cuwheel: error: unrecognized option '--colr'; did you mean '--color'? (cuwheel --help)"
+    ]
+
+
+def test_force_color_and_no_color(cli, monkeypatch: pytest.MonkeyPatch, wheel: str) -> None:  # type: ignore[no-untyped-def]
+    _, out, _ = cli("check", wheel)  # captured output is no terminal: plain
+    assert "\x1b[" not in out and "FAIL" in out
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert "\x1b[" in cli("check", wheel)[1]
+    monkeypatch.setenv("NO_COLOR", "1")  # NO_COLOR wins over FORCE_COLOR
+    assert cli("check", wheel)[1] == out
+    assert "\x1b[" in cli("--color", "always", "check", wheel)[1]  # the flag wins
+
+
+def test_help_prose_wraps_to_the_terminal(monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Description paragraphs fit COLUMNS; the examples keep their layout."""
+    monkeypatch.setenv("COLUMNS", "60")
+    for argv in (["--help"], ["plan", "--help"], ["check", "--help"]):
+        with pytest.raises(SystemExit):
+            cuwheel.cli.main(argv)
+        out = capsys.readouterr().out
+        blocks = out.split("\n\n")
+        description = blocks[1]  # after the usage
+        assert len(description.splitlines()) > 1 or argv == ["--help"], argv
+        assert all(len(line) <= 60 for line in description.splitlines()), argv
+        examples = next(b for b in blocks if b.startswith("examples:"))
+        assert any(len(line) > 60 for line in examples.splitlines()), argv  # kept as written
+
+
+def test_plan_without_a_train_suggests_only_what_plan_takes(cli) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = cli("plan")
+    assert code == 2 and "no train selected" in err
+    assert "--row" not in err and "--train" in err and "CUWHEEL_ROW" in err
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["check", "--help"]])
+def test_version_and_help_load_no_library_code(argv: list[str]) -> None:
+    """Start-up is bounded by what is imported, not timed (bench/bench_startup.py times it):
+    --version and --help build parsers only, without the readers, checks or catalogs."""
+    import subprocess
+
+    code = ("import sys; from cuwheel.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('cuwheel'))))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                         check=True, env={**os.environ, "COLUMNS": "80"}).stdout
+    loaded = {line for line in out.splitlines() if line.startswith("cuwheel")}
+    heavy = {m for m in loaded if m.partition(".")[2].split(".")[0] in
+             {"checks", "read", "knowledge", "rules", "model", "plan", "config", "compat",
+              "scan", "toolkit", "config_init"}}
+    assert heavy == set(), heavy
+    # --help built the subcommands' parsers; --version none
+    assert ("cuwheel.cli._check" in loaded) == (argv != ["--version"])

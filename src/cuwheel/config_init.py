@@ -49,6 +49,7 @@ __all__ = [
     "has_table",
     "init_text",
     "schema_path",
+    "schema_url",
 ]
 
 # The platforms of the template when none is asked for.
@@ -56,8 +57,16 @@ DEFAULT_PLATFORMS = ("linux-x86_64", "linux-aarch64", "win-amd64")
 
 
 def schema_path() -> str:
-    """Where the installed ``data/config.schema.json`` is (for an editor's ``#:schema``)."""
+    """Where the installed ``data/config.schema.json`` is."""
     return str(resources.files("cuwheel").joinpath("data").joinpath("config.schema.json"))
+
+
+def schema_url() -> str:
+    """The ``#:schema`` init writes: this version's schema at the project's address, the
+    same on every machine (a path into one venv would not be, and a committed file holds it)."""
+    from cuwheel._urls import config_schema_url
+
+    return config_schema_url(__version__)
 
 
 @dataclass(frozen=True)
@@ -249,9 +258,12 @@ def _check_platforms(names: Sequence[str]) -> list[str]:
 def _template_rows(
     trains: Sequence[Train], platforms: Sequence[str]
 ) -> list[tuple[Sequence[str], Row]]:
-    from cuwheel.config import default_config
+    from cuwheel.config import parse_config
 
-    builtin = default_config().rows
+    text = resources.files("cuwheel").joinpath("data").joinpath("init_rows.toml")
+    data = tomllib.loads(text.read_text(encoding="utf-8"))
+    data.pop("meta", None)  # where the rows come from: for readers, not a config key
+    builtin = parse_config(data, "init_rows.toml").rows
     rows: list[Row] = []
     notes: dict[str, list[str]] = {}
     for platform in platforms:
@@ -340,6 +352,9 @@ class _Facts:
     declares: tuple[str, ...] = ()
     library_trains: tuple[tuple[str, str], ...] = ()
     notes: list[str] = field(default_factory=list)
+    # GPU (plain arch) -> how the libraries spell its SASS: sm_90a where one ships only
+    # sm_90a (arch-specific code runs on that GPU only; the row must keep the suffix)
+    spelled: dict[Arch, set[Arch]] = field(default_factory=dict)
 
 
 def _member(source: Source, b: Binary) -> str:
@@ -443,13 +458,16 @@ def _read_wheel(path: str) -> _Facts:
     release = train.release
     assert release is not None
 
-    general = [b for b in device if not specialised_only(b)]
+    # arch-specific modules beside general ones are left out (loaded on their GPUs only);
+    # a wheel of arch-specific code alone is built for those GPUs: its row names them
+    general = [b for b in device if not specialised_only(b)] or device
     skipped = len(device) - len(general)
     if skipped:
         facts_notes.append(f"{skipped} module(s) of arch-specific code only left out")
     counts: Counter[Arch] = Counter()
     union: set[Arch] = set()
     ptx_sets: list[set[Arch]] = []
+    spelled: dict[Arch, set[Arch]] = {}
     for b in general:
         shipped = {e.arch for _, c in counted_containers(b) for e in c.entries
                    if e.kind is CodeKind.SASS}
@@ -457,6 +475,8 @@ def _read_wheel(path: str) -> _Facts:
         for gpu in sorted({a.base for a in shipped}):
             if _native(b, gpu):
                 counts[gpu] += 1
+                own = gpu if gpu in shipped else min(a for a in shipped if a.base == gpu)
+                spelled.setdefault(gpu, set()).add(own)
         ptx_sets.append({e.arch for _, c in counted_containers(b) for e in c.entries
                          if e.kind is CodeKind.PTX})
     common_ptx = set.intersection(*ptx_sets) if ptx_sets else None
@@ -473,7 +493,8 @@ def _read_wheel(path: str) -> _Facts:
             facts_notes.append(f"{member}: its own train ({t.release.train} by {t.evidence})")
     return _Facts(path, name.platform, train, train_from, dict(counts), common_ptx,
                   len(general), union, ptx_union,
-                  _cuda_requirements(requires, name.platform), tuple(lib_trains), facts_notes)
+                  _cuda_requirements(requires, name.platform), tuple(lib_trains), facts_notes,
+                  spelled)
 
 
 def _arch_names(archs: Iterable[Arch], ptx: bool = False) -> str:
@@ -524,7 +545,13 @@ def _row_of(platform: str | None, group: list[_Facts]) -> DerivedRow:
               if all(f.sass.get(gpu, 0) == f.libraries for f in group)}
     union = set().union(*(f.union for f in group))
     not_built = {a for a in shared if not release.accepts(a)}
-    sass = tuple(sorted(shared - not_built))
+    spelled: dict[Arch, set[Arch]] = {}
+    for f in group:
+        for gpu, names in f.spelled.items():
+            spelled.setdefault(gpu, set()).update(names)
+    # one spelling for all libraries: that one (sm_90a); mixed, the plain arch
+    sass = tuple(sorted(min(spelled[g]) if len(spelled.get(g, ())) == 1 else g
+                        for g in shared - not_built))
     ptx_sets = [f.ptx for f in group if f.ptx is not None]
     common_ptx = set.intersection(*ptx_sets) if ptx_sets else set()
     ptx_union = set().union(*(f.ptx_union for f in group))

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cuwheel import __version__
-from cuwheel._validate import did_you_mean
 from cuwheel.errors import CatalogError, CuwheelError
 from cuwheel.render.escape import escape
 
@@ -45,12 +45,59 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
+            from cuwheel._validate import did_you_mean
+
             known = re.findall(r"'([^']*)'", m[2]) or [c.strip() for c in m[2].split(",")]
             hint = did_you_mean(m[1], known)
             if hint:
                 message = f"{message}{hint}"
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {escape(message)}\n")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Prose paragraphs wrapped to the terminal (argparse reads ``COLUMNS``); a paragraph
+    with an indented line (examples, lists) is kept as written. The width is read once per
+    ``COLUMNS`` value: argparse makes a formatter for every option it adds."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        import os
+
+        columns = _columns(os.environ.get("COLUMNS"))
+        super().__init__(prog, indent_increment, max_help_position, width or columns)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        out = []
+        for para in text.strip("\n").split("\n\n"):
+            if any(line[:1].isspace() for line in para.splitlines()):
+                out.append(textwrap.indent(para, indent))
+            else:
+                out.append(textwrap.fill(" ".join(para.split()), width, initial_indent=indent,
+                                         subsequent_indent=indent))
+        return "\n\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+class _SubParser(_Parser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
+@functools.lru_cache(maxsize=4)
+def _columns(env: str | None) -> int:
+    """shutil.get_terminal_size's answer (COLUMNS, else the terminal, else 80) less
+    argparse's margin, without importing shutil (and its compressors) for a --help."""
+    import os
+
+    if env and env.isdigit() and int(env) > 0:
+        return int(env) - 2
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns - 2  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80 - 2
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -60,21 +107,20 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="cuwheel",
         description="Make CUDA wheels run on every GPU they claim.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     parser.add_argument(
         "--version", "-V", action="version", version=f"cuwheel {__version__}"
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubParser)
     for name in SUBCOMMANDS:
         if only is None or name == f"_{only}":
             module = importlib.import_module(f"cuwheel.cli.{name}")
             module.register(sub)
-            examples = getattr(module, "EXAMPLES", None)
-            if examples:  # each command's --help ends with its examples
-                p = sub.choices[name[1:]]
-                p.epilog = examples
-                p.formatter_class = argparse.RawDescriptionHelpFormatter
+            p = sub.choices[name[1:]]
+            p.epilog = getattr(module, "EXAMPLES", None)  # --help ends with its examples
+            add_globals(p)
+    add_globals(parser)
     return parser
 
 
@@ -89,8 +135,51 @@ examples:
   cuwheel doctor                        why CUDA code fails on this machine
   cuwheel init --from dist/x.whl        a starting cuwheel.toml from a wheel's contents
 
+global options (before or after COMMAND): -q/--quiet, -v/--verbose, --color
+auto|always|never; colour honours NO_COLOR and FORCE_COLOR.
+
 exit status: 0 ok, 1 findings / does not run, 2 unusable input or usage.
 """
+
+# Options every command takes, before or after its name: flag -> takes a value.
+GLOBALS = {"-q": False, "--quiet": False, "-v": False, "--verbose": False, "--color": True}
+
+
+def add_globals(p: argparse.ArgumentParser) -> None:
+    """``-q``, ``-v`` and ``--color`` on a parser that does not define them itself."""
+    have = p._option_string_actions
+    if "--quiet" not in have and "-q" not in have:
+        p.add_argument("--quiet", "-q", action="store_true", help="print no result on stdout")
+    if "--verbose" not in have and "-v" not in have:
+        p.add_argument("--verbose", "-v", action="store_true", help="show every detail")
+    if "--color" not in have:
+        p.add_argument("--color", choices=("auto", "always", "never"), default=None,
+                       help="colour: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never")
+
+
+def _hoist(argv: list[str]) -> tuple[list[str], str | None]:
+    """Global options written before the command moved after it (the subcommand's parser
+    owns them), and the command's name; a bad option before the command is a one-line
+    usage error naming it."""
+    leading: list[str] = []
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        flag = argv[i].split("=", 1)[0]
+        if flag in ("-h", "--help", "-V", "--version"):
+            return argv, None
+        if flag not in GLOBALS and not re.fullmatch(r"-[qv]+", flag):  # -qv: both
+            from cuwheel._validate import did_you_mean
+
+            known = [*GLOBALS, "--help", "--version"]
+            raise CuwheelError(
+                f"unrecognized option {flag!r}{did_you_mean(flag, known)} (cuwheel --help)"
+            )
+        takes = GLOBALS.get(flag, False) and "=" not in argv[i]
+        leading += argv[i : i + 1 + takes]
+        i += 1 + takes
+    if i >= len(argv):
+        return argv, None
+    return [argv[i], *leading, *argv[i + 1 :]], argv[i]
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -105,8 +194,11 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 def main_inner(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; raises CuwheelError for unusable input or configuration."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv in (["--version"], ["-V"]):  # no parser to build: a CI loop's first call
+        print(f"cuwheel {__version__}")
+        raise SystemExit(0)  # as argparse's version action ends
+    argv, first = _hoist(argv)
     # Subcommand modules are named after their command (cuwheel.cli._inspect: inspect).
-    first = argv[0] if argv else None
     only = first if first is not None and f"_{first}" in SUBCOMMANDS else None
     parser = build_parser(only)
     if not argv:  # bare `cuwheel`: the help, not an error

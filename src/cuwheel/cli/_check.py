@@ -5,21 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cuwheel.checks import check_installed, check_wheel
-from cuwheel.checks.artifact import check_artifact
-from cuwheel.checks.claims import claim_from_archs
-from cuwheel.checks.codes import Severity
-from cuwheel.checks.policy import parse_prefixes
 from cuwheel.cli._common import CONFIG_HELP, add_output, check_output_path, error, write_output
-from cuwheel.config import load_config
 from cuwheel.errors import ConfigError, CuwheelError, InputError
-from cuwheel.model.inventory import Source
-from cuwheel.plan.select import ENV_ROW
-from cuwheel.read.artifacts import read_artifact
-from cuwheel.render.check import FORMATS, render
+from cuwheel.render import CHECK_FORMATS
+
+if TYPE_CHECKING:
+    from cuwheel.model.inventory import Source
 
 __all__ = ["register"]
 
@@ -124,7 +117,7 @@ def register(subparsers: Any) -> None:
         ".pte/.ptd, a Triton cache directory or a library (its CUDA train, GPUs, host ISA; "
         "ART codes; repeatable)",
     )  # fmt: skip
-    add_output(p, FORMATS)
+    add_output(p, CHECK_FORMATS)
     p.set_defaults(handler=_run)
 
 
@@ -165,12 +158,25 @@ _BINARY = re.compile(r"\.(so(\.[0-9.]+)?|pyd|dll|a|cubin|fatbin)$")
 
 def _artifact(path: str) -> Source:
     """An artifact read whole; a path that is not there is bad input (exit 2)."""
+    from cuwheel.read.artifacts import read_artifact
+
     if not os.path.exists(path):
         raise InputError(path, "no such file or directory")
     return read_artifact(path)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from cuwheel.checks import check_installed, check_wheel
+    from cuwheel.checks.artifact import check_artifact
+    from cuwheel.checks.claims import claim_from_archs
+    from cuwheel.checks.codes import Severity
+    from cuwheel.checks.policy import parse_prefixes
+    from cuwheel.config import load_config
+    from cuwheel.plan.select import ENV_ROW
+    from cuwheel.render.check import render
+
     if args.output:
         check_output_path(args.output)
     if args.archs and args.gpus:
@@ -227,7 +233,10 @@ def _run(args: argparse.Namespace) -> int:
             error(str(exc))
             unusable.append(str(exc))
     if reports:
-        write_output(args, render(reports, args.format))
+        import shutil
+
+        width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
+        write_output(args, render(reports, args.format, verbose=args.verbose, width=width))
     if unusable:
         return 2
     return 0 if all(r.passed for r in reports) else 1

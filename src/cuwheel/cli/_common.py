@@ -11,7 +11,6 @@ import argparse
 import os
 import re
 import sys
-from pathlib import Path
 from typing import TextIO
 
 from cuwheel.errors import CuwheelError
@@ -51,12 +50,14 @@ def add_output(
     )  # fmt: skip
     p.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto",
-        help="colour text results: auto (a terminal, unless NO_COLOR is set), always, never",
+        help="colour text results: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never",
     )  # fmt: skip
 
 
 def check_output_path(path: str) -> None:
     """A one-line CuwheelError (exit 2) when ``-o PATH`` cannot be written, before any work."""
+    from pathlib import Path
+
     p = Path(path)
     if p.is_dir():
         raise CuwheelError(f"-o {escape(path)}: is a directory; name a file")
@@ -110,7 +111,12 @@ def color_enabled(args: argparse.Namespace | None, stream: TextIO) -> bool:
         return False
     if choice == "always":
         return True
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+    # no-color.org and force-color.org: set and non-empty counts; NO_COLOR wins over both.
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
 

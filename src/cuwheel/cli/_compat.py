@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cuwheel import compat
 from cuwheel.cli._common import add_output, check_output_path, error, write_output
-from cuwheel.render.compat import (
-    exit_code,
-    matrix_json,
-    matrix_svg,
-    matrix_text,
-    report_json,
-    report_text,
-)
 from cuwheel.render.escape import dumps
+
+if TYPE_CHECKING:
+    from cuwheel import compat
 
 __all__ = ["register"]
 
@@ -97,6 +91,8 @@ def register(subparsers: Any) -> None:
 
 
 def _targets(args: argparse.Namespace) -> list[compat.Target]:
+    from cuwheel import compat
+
     driver = compat.parse_driver(args.driver) if args.driver else None
     targets: list[compat.Target] = []
     for name in args.gpu:
@@ -131,6 +127,8 @@ def _targets(args: argparse.Namespace) -> list[compat.Target]:
 
 
 def _cuda_version(text: str | None) -> tuple[int, int] | None:
+    from cuwheel import compat
+
     if text is None:
         return None
     parts = text.strip().split(".")
@@ -140,7 +138,16 @@ def _cuda_version(text: str | None) -> tuple[int, int] | None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from cuwheel import compat
     from cuwheel.read.inspect import inspect
+    from cuwheel.render.compat import (
+        exit_code,
+        matrix_json,
+        matrix_svg,
+        matrix_text,
+        report_json,
+        report_text,
+    )
 
     if not (args.targets or args.dist or args.env):
         raise compat.CompatError(

@@ -7,18 +7,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cuwheel.checks.codes import CODES, FAMILIES, Code, find_codes
 from cuwheel.cli._common import add_output, write_output
-from cuwheel.errors import UnknownCode, shown
-from cuwheel.render.explain import (
-    error_text,
-    explain_text,
-    list_text,
-    to_json,
-    to_text,
-)
+
+if TYPE_CHECKING:
+    from cuwheel.checks.codes import Code
 
 __all__ = ["register"]
 
@@ -48,7 +42,11 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # imported here: building the parser stays cheap (bench/bench_startup.py)
+    from cuwheel.checks.codes import CODES, FAMILIES, find_codes
     from cuwheel.doctor.errors import MAX_TEXT, ErrorMatch, match_errors
+    from cuwheel.errors import UnknownCode, shown
+    from cuwheel.render.explain import error_text, explain_text, list_text, to_json, to_text
 
     everything = args.list or not args.codes
     queries: list[str] = [] if everything else list(args.codes)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cuwheel.cli._common import add_output, check_output_path, write_output
-from cuwheel.knowledge.catalog import GpuMatch, find_gpus, releases_supporting, renames
-from cuwheel.render.envelope import envelope
 from cuwheel.render.escape import dumps, escape_lines
+
+if TYPE_CHECKING:
+    from cuwheel.knowledge.catalog import GpuMatch
 
 __all__ = ["register"]
 
@@ -34,6 +35,8 @@ def _span(arch_releases: tuple[str, ...]) -> str:
 
 
 def _nvcc_range(match: GpuMatch) -> str | None:
+    from cuwheel.knowledge.catalog import releases_supporting, renames
+
     parts: list[str] = []
     supporting = tuple(r.name for r in releases_supporting(match.gpu.arch))
     if supporting:
@@ -47,6 +50,8 @@ def _nvcc_range(match: GpuMatch) -> str | None:
 
 
 def _as_json(match: GpuMatch) -> dict[str, Any]:
+    from cuwheel.knowledge.catalog import releases_supporting
+
     g = match.gpu
     return {
         "cc": g.cc,
@@ -65,6 +70,9 @@ def _as_json(match: GpuMatch) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from cuwheel.knowledge.catalog import find_gpus
+    from cuwheel.render.envelope import envelope
+
     if args.output:
         check_output_path(args.output)
     query = " ".join(args.query)

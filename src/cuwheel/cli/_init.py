@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cuwheel.config_init import append_table, has_table, init_text, schema_path
 from cuwheel.errors import ConfigError, CuwheelError
 from cuwheel.render.escape import escape
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["register"]
 
@@ -45,8 +45,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument(
         "--schema", metavar="PATH_OR_URL",
-        help="the JSON Schema named by the '#:schema' line editors read (default: the copy "
-        "installed with cuwheel; 'none' leaves the line out)",
+        help="the JSON Schema named by the '#:schema' line editors read (default: this "
+        "version's schema at the project's URL; 'none' leaves the line out)",
     )  # fmt: skip
     p.set_defaults(handler=_run)
 
@@ -61,13 +61,19 @@ def _command(args: argparse.Namespace) -> str:
         words += ["--platform", pl]
     if args.pyproject:
         words.append("--pyproject")
+    import shlex
+
     return " ".join(shlex.quote(w) for w in words)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cuwheel.config_init import init_text, schema_url
+
     schema: str | None
     if args.schema is None:
-        schema = schema_path()
+        schema = schema_url()
     elif args.schema.strip().lower() == "none":
         schema = None
     else:
@@ -89,6 +95,8 @@ def _run(args: argparse.Namespace) -> int:
 def _refuse_shadowing(pyproject: Path) -> None:
     """A cuwheel.toml beside a pyproject.toml with [tool.cuwheel] is found first and takes
     the table's place silently (docs/config.md): not without --force."""
+    from cuwheel.config_init import has_table
+
     try:
         text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -124,6 +132,8 @@ def _write(path: Path, text: str, force: bool) -> int:
 
 
 def _append(path: Path, table: str) -> int:
+    from cuwheel.config_init import append_table
+
     if not path.is_file():
         raise ConfigError(f"{_where(path)}: no such file; --pyproject appends to an existing "
                           "pyproject.toml (without it, init writes cuwheel.toml)")

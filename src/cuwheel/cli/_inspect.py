@@ -7,7 +7,6 @@ import sys
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, error, warn, write_output
-from cuwheel.read.inspect import inspect
 
 __all__ = ["register"]
 
@@ -49,6 +48,7 @@ def _positive(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from cuwheel.errors import CuwheelError
+    from cuwheel.read.inspect import inspect
 
     if not args.targets and not args.dist and not args.env:
         raise CuwheelError("nothing to inspect: give a TARGET, --dist NAME or --env")

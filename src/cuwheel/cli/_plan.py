@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from typing import Any
 
 from cuwheel.cli._common import CONFIG_HELP, add_output, check_output_path, info, warn, write_output
-from cuwheel.config import check_consumer_version, load_config
 from cuwheel.errors import ConfigError
-from cuwheel.plan import emit
-from cuwheel.plan.select import select_plan
 from cuwheel.render.escape import dumps
 
 __all__ = ["register"]
@@ -78,6 +74,12 @@ def _single(values: list[str], flag: str) -> str | None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from cuwheel.config import check_consumer_version, load_config
+    from cuwheel.plan import emit
+    from cuwheel.plan.select import select_plan
+
     if args.output:
         check_output_path(args.output)
     config = load_config(args.config)

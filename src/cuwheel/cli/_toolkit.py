@@ -10,8 +10,6 @@ from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, write_output
 from cuwheel.errors import ToolkitError
-from cuwheel.plan.emit import sh_lines
-from cuwheel.render.envelope import envelope
 from cuwheel.render.escape import dumps, escape
 
 __all__ = ["register"]
@@ -143,6 +141,8 @@ def _locked_lock(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from cuwheel.plan.emit import sh_lines
+    from cuwheel.render.envelope import envelope
     from cuwheel.toolkit import Cache, env_lines, install, resolve
     from cuwheel.toolkit.assemble import NEWEST_MAX_AGE
 

@@ -180,8 +180,8 @@ def select(
     if chosen is None:
         what = f"{name.filename} has no +cuXYZ local version; " if name is not None else ""
         raise ConfigError(
-            f"no train selected: {what}pass --train (cu130, 13.0 or cpu) or --row, or set "
-            f"{ENV_TRAIN}, {' or '.join(RELEASE_ENV_TRAIN)}"
+            f"no train selected: {what}pass --train (cu130, 13.0 or cpu), or set "
+            f"{ENV_TRAIN}, {' or '.join(RELEASE_ENV_TRAIN)}, or name a row in ${ENV_ROW}"
         )
 
     plat = platform

@@ -17,6 +17,7 @@ from cuwheel import __version__
 from cuwheel._urls import HOMEPAGE, code_url
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.findings import Finding, WheelReport
+from cuwheel.render import CHECK_FORMATS
 from cuwheel.render.envelope import COMMANDS, envelope
 from cuwheel.render.escape import dumps, escape_lines, gh_data, gh_prop, xml_attr, xml_text
 
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 JSON_SCHEMA_VERSION = COMMANDS["check"]
-FORMATS = ("text", "json", "junit", "github", "sarif")
+FORMATS = CHECK_FORMATS
 WHEEL = "(wheel)"
 
 
@@ -80,7 +81,106 @@ def _read_line(r: WheelReport) -> str:
     )
 
 
-def to_text(reports: Sequence[WheelReport]) -> str:
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+_NUMBER = re.compile(r"[0-9]+")
+
+
+def _merge(messages: Sequence[str]) -> str:
+    """Messages of one shape (the same words, other numbers) as one: each word that differs
+    written as its values joined with '/', e.g. ``GPUs newer than sm_90/sm_120``."""
+    split = [m.split(" ") for m in messages]
+    out = []
+    for words in zip(*split, strict=True):  # one shape: as many words each
+        values = list(dict.fromkeys(words))
+        out.append(values[0] if len(values) == 1 else "/".join(values[:4])
+                   + ("/..." if len(values) > 4 else ""))
+    return " ".join(out)
+
+
+def _grouped(findings: Sequence[Finding]) -> list[str]:
+    """Findings not waived, worst first, one line per (severity, code, message shape): the
+    same finding in several libraries is one line naming how many and which."""
+    groups: dict[tuple[Severity, str, tuple[str, ...]], list[Finding]] = {}
+    for f in findings:
+        if f.waived is None:
+            shape = tuple(_NUMBER.sub("#", w) for w in f.message.split(" "))
+            groups.setdefault((f.severity, f.code, shape), []).append(f)
+    order = sorted(groups.items(), key=lambda kv: (_SEVERITY_ORDER.get(kv[0][0], 3),
+                                                   -len(kv[1]), kv[0][1]))
+    lines = []
+    for (severity, code, _), found in order:
+        head = f"{severity!s:<9}{code:<7}"
+        libs = list(dict.fromkeys(f.library or WHEEL for f in found))
+        if len(libs) == 1:
+            where = "" if libs[0] == WHEEL else f"{libs[0]}: "
+            lines.append(f"{head}{where}{_merge([f.message for f in found])}")
+            continue
+        names = [PurePath(lib).name for lib in libs]
+        shown = names if len(set(names)) == len(names) else libs
+        lines.append(f"{head}{_merge([f.message for f in found])} "
+                     f"[{len(libs)} libraries: {', '.join(shown)}]")
+    return lines
+
+
+def _wrap(lines: Sequence[str], width: int | None) -> list[str]:
+    """Each line fitted to ``width`` columns, continuation lines indented under its text."""
+    if not width:
+        return list(lines)
+    import textwrap
+
+    out: list[str] = []
+    for line in lines:
+        # a name or path is kept whole on its line: the header, config, a library
+        keep = (line.startswith("cuwheel check ") or line.lstrip().startswith("config: ")
+                or " " not in line.strip())
+        if keep or len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        indent = " " * (len(line) - len(body))
+        m = re.match(r"(error|warning|info|waived) +[A-Z]+[0-9]+ +", body)
+        hang = indent + " " * (m.end() if m else 2)
+        out += textwrap.wrap(body, max(width, len(hang) + 20), initial_indent=indent,
+                             subsequent_indent=hang, break_on_hyphens=False,
+                             break_long_words=False)
+    return out
+
+
+def to_text(reports: Sequence[WheelReport], *, verbose: bool = True,
+            width: int | None = None) -> str:
+    """The text report. ``verbose``: every library and finding in place; otherwise the
+    verdict first, then the findings grouped and worst first, the libraries without
+    findings counted (``cuwheel check`` without -v). ``width``: lines wrapped to it."""
+    lines = _wrap(_detail(reports) if verbose else _brief(reports), width)
+    if len(reports) > 1:  # a table: its columns line up only unwrapped
+        lines += _table(reports)
+    return escape_lines(lines)
+
+
+def _brief(reports: Sequence[WheelReport]) -> list[str]:
+    lines: list[str] = []
+    for r in reports:
+        lines.append(f"cuwheel check {r.wheel}")
+        lines.append(f"  {_summary(r)}")
+        lines += [f"    {line}" for line in _grouped(r.findings)]
+        with_findings = {f.library or WHEEL for f in r.findings}
+        ok = [lib for lib in r.libraries if lib not in with_findings]
+        if ok:
+            lines.append(f"  {_plural(len(ok), 'library').replace('ys', 'ies')} without findings")
+        lines.append(f"  {_row_line(r)}")
+        if r.config is not None:
+            lines.append(f"  config: {r.config}")
+        lines.append(f"  {_read_line(r)}")
+        if len(r.notes) <= 2:
+            lines += [f"  note: {n}" for n in r.notes]
+        else:
+            lines.append(f"  {len(r.notes)} notes (cuwheel check -v lists them)")
+        if r.findings:
+            lines.append(f"  explain a code: cuwheel explain {' '.join(_codes(r.findings))}")
+    return lines
+
+
+def _detail(reports: Sequence[WheelReport]) -> list[str]:
     lines: list[str] = []
     for r in reports:
         lines.append(f"cuwheel check {r.wheel}")
@@ -108,9 +208,7 @@ def to_text(reports: Sequence[WheelReport]) -> str:
         lines.append(f"  {_summary(r)}")
         if r.findings:
             lines.append(f"  explain a code: cuwheel explain {' '.join(_codes(r.findings))}")
-    if len(reports) > 1:
-        lines += _table(reports)
-    return escape_lines(lines)
+    return lines
 
 
 def _table(reports: Sequence[WheelReport]) -> list[str]:
@@ -356,7 +454,9 @@ def to_sarif(reports: Sequence[WheelReport]) -> str:
     return dumps(to_sarif_data(reports), indent=2) + "\n"
 
 
-def render(reports: Sequence[WheelReport], fmt: str) -> str:
+def render(reports: Sequence[WheelReport], fmt: str, *, verbose: bool = True,
+           width: int | None = None) -> str:
+    """``fmt`` of the reports; ``verbose`` and ``width`` shape the text format only."""
     if fmt == "json":
         return to_json(reports)
     if fmt == "sarif":
@@ -365,4 +465,4 @@ def render(reports: Sequence[WheelReport], fmt: str) -> str:
         return to_junit(reports)
     if fmt == "github":
         return to_github(reports)
-    return to_text(reports)
+    return to_text(reports, verbose=verbose, width=width)

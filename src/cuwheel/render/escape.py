@@ -22,7 +22,6 @@ document holds only valid Unicode.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -109,6 +108,8 @@ def json_clean(obj: Any) -> Any:
 def dumps(obj: Any, **kwargs: Any) -> str:
     """``json.dumps`` of ``obj`` holding only valid Unicode (ASCII output, as json's
     default); lone surrogates are rewritten as visible ``\\xNN`` text."""
+    import json  # here: the CLI imports this module to start, most commands print no JSON
+
     text = json.dumps(obj, **kwargs)
     if "\\ud" not in text:  # the fast path: no surrogate escape in the document at all
         return text
