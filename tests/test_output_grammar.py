@@ -390,7 +390,8 @@ def test_check_dist_bounds_a_hostile_wheel_file(  # type: ignore[no-untyped-def]
 def test_global_options_before_or_after_every_command(command: str) -> None:
     """-q, -v and --color parse on every command, written before its name or after it."""
     parser = cuwheel.cli.build_parser()
-    required = {"toolkit": ["--prefix", "p"]}.get(command, [])
+    required = {"toolkit": ["--prefix", "p"], "size": ["w.whl"], "variant": ["w.whl"]}.get(
+        command, [])
     for argv in (["-qv", "--color", "never", command, *required],
                  [command, *required, "-q", "-v", "--color=never"]):
         hoisted, first = cuwheel.cli._hoist(argv)

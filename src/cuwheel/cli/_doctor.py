@@ -9,7 +9,6 @@ import sys
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, info, write_output
-from cuwheel.rules.rollup import WheelState
 
 __all__ = ["register"]
 
@@ -100,6 +99,8 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     # the roll-up's exit codes (docs/compat.md#wheel-verdicts): runs 0, unknown 2, runs
     # except 3, depends on dispatch 4
+    from cuwheel.rules.rollup import WheelState
+
     return WheelState(diagnosis.status).exit_code
 
 EXAMPLES = """\
