@@ -97,7 +97,7 @@ def test_sigterm_during_extraction_removes_the_staging_tree(tmp_path: Path) -> N
         # many members: the writer meets the stop flag long before the end
         publish(served, tar_xz([tar_file(f"{TOP}/f/{i}", b"x" * 100) for i in range(5000)]))
         child = subprocess.run(
-            [sys.executable, "-c", _TOOLKIT_CHILD, "toolkit", "--train", "cu130",
+            [sys.executable, "-c", _TOOLKIT_CHILD, "toolkit", "--train", "13.0.2",
              "--platform", "linux-x86_64", "--components", "cudart", "--prefix",
              str(tmp_path / "cuda"), "--base-url", f"{served.url}/redist/", "--cache",
              str(tmp_path / "cache"), "--no-progress"],
@@ -141,7 +141,7 @@ def test_sigterm_during_a_toolkit_download_ends_at_once(tmp_path: Path) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", "cuwheel", "toolkit", "--train", "cu130", "--platform",
+            [sys.executable, "-m", "cuwheel", "toolkit", "--train", "13.0.2", "--platform",
              "linux-x86_64", "--components", "cudart", "--prefix", str(tmp_path / "cuda"),
              "--base-url", f"http://127.0.0.1:{server.server_address[1]}/redist/",
              "--cache", str(tmp_path / "cache"), "--no-progress"],
