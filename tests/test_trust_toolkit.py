@@ -431,3 +431,14 @@ def test_lock_fields_cannot_carry_markup_controls_or_paths(field: str, value: st
     with pytest.raises(ToolkitError, match=field) as info:
         parse_lock(doc, "l.lock")
     assert "\n" not in str(info.value) and "\x1b" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "train", ["cu\u0661\u0663\u0660", "cu" + "1" * 5000, "1\u0663.0", "13.0." + "9" * 50]
+)
+def test_a_train_is_ascii_and_bounded(train: str) -> None:
+    from cuwheel.errors import ToolkitError
+    from cuwheel.toolkit.assemble import parse_train
+
+    with pytest.raises(ToolkitError):
+        parse_train(train)

@@ -88,7 +88,10 @@ def _run(args: argparse.Namespace) -> int:
     env = read_environment(args.path or None, only=args.dist, workers=args.workers)
     if not env.distributions:
         where = ", ".join(args.path) if args.path else "sys.path"
-        print(f"cuwheel: warning: no installed distribution found in {where}", file=sys.stderr)
+        from cuwheel.render.escape import escape
+
+        print(escape(f"cuwheel: warning: no installed distribution found in {where}"),
+              file=sys.stderr)
     diagnosis = diagnose(env, targets, ctx)
     if args.format == "json":
         write_output(args, doctor_json(diagnosis))

@@ -33,9 +33,14 @@ __all__ = [
 
 DATA_FILE = "torch_archs.toml"
 _SERIES = re.compile(r"\d+\.\d+")
-_TRAIN = re.compile(r"cu(\d+)(\d)")
+_TRAIN = re.compile(r"cu([0-9]{1,5})([0-9])", re.ASCII)
 # A torch version as pip spells it: 2.7.1, 2.7.1+cu128, 2.8.0.post1, 2.10.0rc3+cu130.
-_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)*(?:(?:a|b|rc|\.post|\.dev)\d+)*(?:\+([\w.]+))?")
+# ASCII, every part bounded: the version comes from a wheel's requirements or build record
+_VERSION = re.compile(
+    r"v?([0-9]{1,4})\.([0-9]{1,4})(?:\.[0-9]{1,8}){0,4}(?:(?:a|b|rc|\.post|\.dev)[0-9]{1,8}){0,3}"
+    r"(?:\+([A-Za-z0-9_.]{1,64}))?",
+    re.ASCII,
+)
 
 
 @dataclass(frozen=True)

@@ -104,9 +104,10 @@ def parse_train(text: str) -> tuple[str, str | None]:
     """The train and, when one is named, the release: ``cu132`` and ``13.2`` -> ``("cu132",
     None)`` (its newest release), ``13.2.1`` -> ``("cu132", "13.2.1")``."""
     t = text.strip().lower()
-    if re.fullmatch(r"cu\d{3,}", t):
+    # ASCII digits, bounded (a Unicode digit or a 5,000-digit number is no train)
+    if re.fullmatch(r"cu[0-9]{3,6}", t, re.ASCII):
         return t, None
-    m = re.fullmatch(r"(\d+)\.(\d)(?:\.(\d+))?", t)
+    m = re.fullmatch(r"([0-9]{1,5})\.([0-9])(?:\.([0-9]{1,6}))?", t, re.ASCII)
     if m is not None:
         return f"cu{m[1]}{m[2]}", (t if m[3] is not None else None)
     raise ToolkitError(
