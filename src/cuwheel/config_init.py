@@ -29,7 +29,7 @@ from importlib import resources
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from cuwheel import __version__
+from cuwheel._version import __version__
 from cuwheel.errors import ConfigError, InputError, shown
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch

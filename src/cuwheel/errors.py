@@ -36,8 +36,8 @@ __all__ = [
 def one_line(text: str) -> str:
     """``text`` with control characters escaped: names read from hostile files (section
     names, member names) must not break a one-line error message (the one escaping
-    function, :func:`cuwheel.render.escape.escape`)."""
-    from cuwheel.render.escape import escape
+    function, :func:`cuwheel._text.escape`)."""
+    from cuwheel._text import escape
 
     return escape(text)
 

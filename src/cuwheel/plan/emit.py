@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._text import escape
 from cuwheel.errors import ConfigError, Unexpressible
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import (
@@ -26,7 +27,6 @@ from cuwheel.model.arch import (
     format_torch_arch_list,
 )
 from cuwheel.plan.rows import Plan, Project, parse_train, plan_for
-from cuwheel.render.escape import escape
 
 __all__ = [
     "Emitted",
@@ -175,7 +175,7 @@ def plan_json(
 ) -> dict[str, Any]:
     """The ``cuwheel-plan`` document (data/plan.schema.json): the common envelope naming
     ``config`` and the row, then the plan and every consumer's value."""
-    from cuwheel.render.envelope import envelope
+    from cuwheel._envelope import envelope
 
     e = emit_all(plan, torch_version, cmake_version)
     release = plan.train.release

@@ -13,8 +13,8 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
-from cuwheel import __version__
 from cuwheel._urls import HOMEPAGE, code_url
+from cuwheel._version import __version__
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.findings import Finding, WheelReport
 from cuwheel.render import CHECK_FORMATS

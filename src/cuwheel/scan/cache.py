@@ -27,7 +27,7 @@ import os
 import tempfile
 from importlib import resources
 
-from cuwheel import __version__
+from cuwheel._version import __version__
 from cuwheel.scan.record import RECORD_VERSION, RecordOptions, dumps
 
 __all__ = ["Cache", "default_cache_dir"]

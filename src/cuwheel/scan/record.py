@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from cuwheel import __version__
+from cuwheel._version import __version__
 from cuwheel.model.inventory import Source
 
 __all__ = [

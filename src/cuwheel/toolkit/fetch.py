@@ -26,8 +26,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuwheel import __version__
 from cuwheel._remote import Stop
+from cuwheel._version import __version__
 from cuwheel.errors import ToolkitError
 from cuwheel.toolkit.cache import Cache
 

@@ -1,0 +1,31 @@
+"""Which CUDA major a binary is tied to by what it links, a lookup in the catalog's
+library table (docs/compat.md#driver-gates).  Readers ask it for an artifact's train
+evidence and the driver rules for the runtime floor; it sits here, below both, so that
+neither imports the other."""
+
+from __future__ import annotations
+
+from cuwheel.knowledge import catalog
+from cuwheel.model.inventory import Binary
+
+__all__ = ["binary_os", "runtime_majors"]
+
+
+def binary_os(binary: Binary) -> str:
+    """``"windows"`` for PE files, else ``"linux"`` (the OS whose driver would load it)."""
+    return "windows" if binary.format == "pe" else "linux"
+
+
+def runtime_majors(binary: Binary) -> tuple[tuple[int, str], ...]:
+    """CUDA majors the binary is tied to, with the library that says so: its own soname or
+    a DT_NEEDED / imported DLL shipped by a toolkit component of exactly one CUDA major
+    (``libcudart.so.13`` -> 13; ``libcurand.so.10``, in 11, 12 and 13, says nothing)."""
+    os = binary_os(binary)
+    out: list[tuple[int, str]] = []
+    names = ([binary.soname] if binary.soname else []) + list(binary.needed)
+    for name in names:
+        comps = [c for c in catalog.find_library(name, os=os) if c.extra is not None]
+        majors = {c.major for c in comps}
+        if len(majors) == 1:
+            out.append((majors.pop(), name))
+    return tuple(dict.fromkeys(out))
