@@ -1,25 +1,27 @@
 """Renderers of check reports: text (grouped by library; a table when there are several
 wheels), versioned JSON (the common envelope; schema in ``cuwheel/data/check.schema.json``),
-JUnit XML (one test case per check x library), GitHub Actions workflow commands and SARIF
-2.1.0 (GitHub code scanning).  Each returns a string; only the CLI prints.  Every finding
-links to its code's section of docs/checks.md (``cuwheel._urls.code_url``)."""
+JUnit XML (one test case per check x library: render/check_junit.py), GitHub Actions
+workflow commands and SARIF 2.1.0 (GitHub code scanning: render/check_sarif.py).  Each
+returns a string; only the CLI prints.  Every finding links to its code's section of
+docs/checks.md (``cuwheel._urls.code_url``)."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
-from urllib.parse import quote
 
-from cuwheel._urls import HOMEPAGE, code_url
-from cuwheel._version import __version__
-from cuwheel.checks.codes import CODES, Severity
+from cuwheel._urls import code_url
+from cuwheel.checks.codes import Severity
 from cuwheel.checks.findings import Finding, WheelReport
 from cuwheel.render import CHECK_FORMATS
+from cuwheel.render.check_junit import to_junit
+from cuwheel.render.check_names import WHEEL, codes_in
+from cuwheel.render.check_sarif import _artifact_uri as _artifact_uri  # tests name it here
+from cuwheel.render.check_sarif import to_sarif, to_sarif_data
 from cuwheel.render.envelope import COMMANDS, envelope
-from cuwheel.render.escape import dumps, escape_lines, gh_data, gh_prop, xml_attr, xml_text
+from cuwheel.render.escape import dumps, escape_lines, gh_data, gh_prop
 
 __all__ = [
     "FORMATS",
@@ -36,13 +38,6 @@ __all__ = [
 
 JSON_SCHEMA_VERSION = COMMANDS["check"]
 FORMATS = CHECK_FORMATS
-WHEEL = "(wheel)"
-
-
-def _codes(findings: Sequence[Finding]) -> list[str]:
-    """The codes that occur in ``findings``, once each, in the order of CODES."""
-    seen = {f.code for f in findings}
-    return [c for c in CODES if c in seen] + sorted(seen - CODES.keys())
 
 
 def _plural(n: int, word: str) -> str:
@@ -176,7 +171,7 @@ def _brief(reports: Sequence[WheelReport]) -> list[str]:
         else:
             lines.append(f"  {len(r.notes)} notes (cuwheel check -v lists them)")
         if r.findings:
-            lines.append(f"  explain a code: cuwheel explain {' '.join(_codes(r.findings))}")
+            lines.append(f"  explain a code: cuwheel explain {' '.join(codes_in(r.findings))}")
     return lines
 
 
@@ -207,7 +202,7 @@ def _detail(reports: Sequence[WheelReport]) -> list[str]:
             lines += [f"    {f.severity!s:<9}{f.code:<7}{f.message}" for f in found]
         lines.append(f"  {_summary(r)}")
         if r.findings:
-            lines.append(f"  explain a code: cuwheel explain {' '.join(_codes(r.findings))}")
+            lines.append(f"  explain a code: cuwheel explain {' '.join(codes_in(r.findings))}")
     return lines
 
 
@@ -292,58 +287,6 @@ def to_json(reports: Sequence[WheelReport]) -> str:
     return dumps(to_json_data(reports), indent=2) + "\n"
 
 
-def to_junit(reports: Sequence[WheelReport]) -> str:
-    out = ['<?xml version="1.0" encoding="UTF-8"?>']
-    total = sum(len(r.checks) * (len(r.libraries) + 1) for r in reports)
-    fails = 0
-    suites: list[str] = []
-    for r in reports:
-        cases: list[str] = []
-        failed_here = 0
-        for check in r.checks:
-            for lib in (*r.libraries, WHEEL):
-                found = [f for f in r.findings if f.check == check and (f.library or WHEEL) == lib]
-                failing = [f for f in found if f in r.failing]
-                name = xml_attr(f"{check}: {lib}")
-                cls = xml_attr(f"cuwheel.check.{check}")
-                body = ""
-                if failing:
-                    failed_here += 1
-                    text = "\n".join(
-                        xml_text(f"{f.code} {f.severity}: {f.message} (docs: {code_url(f.code)})")
-                        for f in failing
-                    )
-                    body += (
-                        f"<failure type={xml_attr(failing[0].code)} "
-                        f"message={xml_attr(failing[0].message)}>{text}</failure>"
-                    )
-                rest = [f for f in found if f not in failing]
-                if rest:
-                    text = "\n".join(
-                        xml_text(
-                            f"{f.code} {f.severity}: {f.message}"
-                            + (f" [waived: {f.waived}]" if f.waived else "")
-                        )
-                        for f in rest
-                    )
-                    body += f"<system-out>{text}</system-out>"
-                if body:
-                    cases.append(f"    <testcase classname={cls} name={name}>{body}</testcase>")
-                else:
-                    cases.append(f"    <testcase classname={cls} name={name}/>")
-        fails += failed_here
-        suites.append(
-            f'  <testsuite name={xml_attr(r.wheel)} tests="{len(cases)}" '
-            f'failures="{failed_here}" errors="0">'
-        )
-        suites += cases
-        suites.append("  </testsuite>")
-    out.append(f'<testsuites name="cuwheel check" tests="{total}" failures="{fails}">')
-    out += suites
-    out.append("</testsuites>")
-    return "\n".join(out) + "\n"
-
-
 _GH_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
@@ -359,99 +302,6 @@ def to_github(reports: Sequence[WheelReport]) -> str:
             lines.append(f"::{level} file={gh_prop(r.path)},title={title}::{gh_data(message)}")
         lines.append(gh_data(f"{r.wheel}: {_summary(r)}"))
     return "\n".join(lines) + "\n"
-
-
-_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-def _rule_name(title: str) -> str:
-    """A readable identifier of a rule (SARIF's ``name``): its title in PascalCase."""
-    return "".join(w[:1].upper() + w[1:] for w in re.findall(r"[A-Za-z0-9]+", title))
-
-
-def _rule(code: str) -> dict[str, Any]:
-    c = CODES.get(code)
-    if c is None:  # not a code of data/codes.toml: name it, nothing more
-        return {"id": code, "helpUri": code_url(code)}
-    return {
-        "id": code,
-        "name": _rule_name(c.title),
-        "shortDescription": {"text": c.title},
-        "fullDescription": {"text": c.explanation},
-        "help": {"text": c.explanation, "markdown": c.explanation},
-        "helpUri": code_url(code),
-        "defaultConfiguration": {"level": _SARIF_LEVEL[c.severity]},
-        "properties": {"tags": [c.family]},
-    }
-
-
-def _artifact_uri(path: str) -> str:
-    """The wheel's path as a URI reference: relative stays relative (GitHub code scanning
-    matches it against the repository's files); an absolute path becomes a file: URI."""
-    p = PurePath(path)
-    if p.is_absolute():
-        return p.as_uri()
-    ref = quote(p.as_posix(), safe="/+,;=@:!$&'()*")
-    # A first segment with a colon would read as a scheme (``javascript:...``, RFC 3986
-    # section 4.2): "./" keeps the reference relative.
-    return "./" + ref if ":" in ref.split("/", 1)[0] else ref
-
-
-def to_sarif_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
-    """One SARIF 2.1.0 run: a rule per code that occurred, a result per finding (a waived
-    one carries an external suppression with the waiver's reason)."""
-    codes = _codes([f for r in reports for f in r.findings])
-    index = {code: i for i, code in enumerate(codes)}
-    results: list[dict[str, Any]] = []
-    for r in reports:
-        uri = _artifact_uri(r.path)
-        occurrences: dict[str, int] = {}
-        for f in r.findings:
-            # A stable identity across runs (GitHub code scanning's fingerprint): the code,
-            # the library and the message, numbered when the same finding repeats.
-            key = hashlib.sha256(
-                f"{f.code}\0{f.library or ''}\0{f.message}".encode("utf-8", "backslashreplace")
-            ).hexdigest()[:16]
-            occurrences[key] = occurrences.get(key, 0) + 1
-            result: dict[str, Any] = {
-                "ruleId": f.code,
-                "ruleIndex": index[f.code],
-                "level": _SARIF_LEVEL[f.severity],
-                "message": {"text": f"{f.line()} ({r.wheel})"},
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": uri},
-                        # a wheel has no lines; GitHub requires a region with startLine
-                        "region": {"startLine": 1},
-                    },
-                }],
-                "partialFingerprints": {"primaryLocationLineHash": f"{key}:{occurrences[key]}"},
-                "properties": {"wheel": r.wheel, "library": f.library, "check": f.check,
-                               "row": r.row},
-            }  # fmt: skip
-            if f.waived is not None:
-                result["suppressions"] = [
-                    {"kind": "external", "status": "accepted", "justification": f.waived}
-                ]
-            results.append(result)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "cuwheel",
-                "version": __version__,
-                "informationUri": HOMEPAGE,
-                "rules": [_rule(code) for code in codes],
-            }},
-            "results": results,
-        }],
-    }  # fmt: skip
-
-
-def to_sarif(reports: Sequence[WheelReport]) -> str:
-    return dumps(to_sarif_data(reports), indent=2) + "\n"
 
 
 def render(reports: Sequence[WheelReport], fmt: str, *, verbose: bool = True,

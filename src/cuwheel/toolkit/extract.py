@@ -1,9 +1,9 @@
 """Safe extraction of redist archives (``.tar.xz``, ``.zip``) and wheels into a CUDA tree.
 
 Nothing is extracted by the archive libraries themselves: each member is checked, then
-written by toolkit/tree.py's writer.  Refused, with a one-line error naming the archive and member:
-absolute paths and drive letters, ``..`` components, links whose target is absolute or
-leaves the tree, hard links to anything but an earlier regular file, device files, FIFOs
+written by toolkit/tree.py's writer.  Refused, with a one-line error naming the archive and
+member: absolute paths and drive letters, ``..`` components, links whose target is absolute
+or leaves the tree, hard links to anything but an earlier regular file, device files, FIFOs
 and other special members, and a redist member outside the archive's top directory.
 Executable bits are kept, every other mode bit (setuid, group / world write) is dropped.
 Every archive of a toolkit is written into one tree; a path two components both carry must
