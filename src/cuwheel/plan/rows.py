@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from cuwheel.errors import ConfigError, shown
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Release
-from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, normalize_specs
+from cuwheel.model.arch import Arch, ArchSpec, normalize_specs
 
 __all__ = [
     "CPU_TRAIN",
@@ -327,14 +327,6 @@ def plan_for(row: Row, train: Train, platform: str | None) -> Plan:
         raise ConfigError(problems)
     _, warnings = check_rows([row])
     return Plan(row, train, platform if not train.is_cpu else None, targets, tuple(warnings))
-
-
-def parse_row_arch(text: str) -> Arch:
-    """A row's SASS / PTX item in any single-arch spelling (``sm_90a``, ``9.0a``, ``90a``)."""
-    try:
-        return Arch.parse(text)
-    except ArchSpellingError as exc:
-        raise ConfigError(str(exc)) from None
 
 
 @dataclass(frozen=True)

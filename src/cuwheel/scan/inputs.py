@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
@@ -338,6 +338,3 @@ def from_index(
             refs.append(WheelRef(f["url"], fn, sha.lower() if sha else None, size))
     return refs
 
-
-def sort_refs(refs: Sequence[WheelRef]) -> list[WheelRef]:
-    return sorted(refs, key=lambda r: r.input)
