@@ -1,4 +1,4 @@
-"""The ``cuwheel inspect --format json`` document: the common envelope (render/envelope.py)
+"""The ``cuwheel inspect --format json`` document: the common envelope (_envelope.py)
 and the sources read; schema in data/inspect.schema.json."""
 
 from __future__ import annotations
