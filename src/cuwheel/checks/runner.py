@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING, TypedDict
 
 from cuwheel.checks.claims import Claim, claim_from_gpus
 from cuwheel.checks.codes import CODES, Severity
@@ -38,9 +39,26 @@ from cuwheel.plan.select import (
 )
 from cuwheel.rules.runtime import runtime_majors
 
-__all__ = ["CHECKS", "audit_plan", "check_source", "check_wheel", "check_wheels"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["CHECKS", "CheckOptions", "audit_plan", "check_source", "check_wheel", "check_wheels"]
 
 Check = Callable[[CheckContext], list[Finding]]
+
+
+class CheckOptions(TypedDict, total=False):
+    """The keyword options of :func:`check_wheel` and :func:`check_installed` (each None
+    by default; :func:`check_wheel` says what they mean)."""
+
+    train: str | None
+    platform: str | None
+    row: str | None
+    environ: Mapping[str, str] | None
+    claim: Claim | None
+    audit: bool | None
+    gpus: str | None
+    index: str | None
 
 # One line per check; the name is what JUnit reports as the test case (check x library).
 CHECKS: tuple[tuple[str, Check], ...] = (
@@ -139,18 +157,11 @@ def check_wheel(
     path: str | os.PathLike[str],
     rows: Sequence[Row],
     policy: CheckPolicy | None = None,
-    *,
-    train: str | None = None,
-    platform: str | None = None,
-    row: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    claim: Claim | None = None,
-    audit: bool | None = None,
-    gpus: str | None = None,
-    index: str | None = None,
+    **options: Unpack[CheckOptions],
 ) -> WheelReport:
     """Inspect the wheel at ``path`` and check it against its row among ``rows`` (picked by
-    :func:`cuwheel.plan.select.select` from the flags, the wheel's name and ``environ``).
+    :func:`cuwheel.plan.select.select` from ``train`` / ``platform`` / ``row``, the wheel's
+    name and ``environ``); the keyword options are :class:`CheckOptions`.
 
     ``audit``: True judges the wheel without a row (each library by its own train, the
     GPUs of ``claim`` or of its own SASS); None (the default) does so when no row can be
@@ -171,32 +182,22 @@ def check_wheel(
         raise InputError(p, "not a regular file")
     if not p.endswith(".whl"):
         raise InputError(p, "not a wheel (a wheel file name ends in .whl)")
-    env = os.environ if environ is None else environ
-    # The row first: a configuration error is reported before a 500 MB wheel is read.
-    sel = _select_row(rows, p, train=train, platform=platform, row=row, environ=env,
-                      audit=audit)
-    inventory = inspect(p)
-    source = inventory.sources[0]
-    if source.kind != "wheel" or source.wheel is None:
-        why = source.problems[0].message if source.problems else "not a wheel"
-        raise InputError(p, why)
-    return _check_read(source, sel, policy, train=train, platform=platform, environ=env,
-                       claim=claim, gpus=gpus, index=index)
+
+    def read() -> Source:
+        source = inspect(p).sources[0]
+        if source.kind != "wheel" or source.wheel is None:
+            why = source.problems[0].message if source.problems else "not a wheel"
+            raise InputError(p, why)
+        return source
+
+    return _check(p, read, rows, policy, options)
 
 
 def check_installed(
     name: str,
     rows: Sequence[Row],
     policy: CheckPolicy | None = None,
-    *,
-    train: str | None = None,
-    platform: str | None = None,
-    row: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    claim: Claim | None = None,
-    audit: bool | None = None,
-    gpus: str | None = None,
-    index: str | None = None,
+    **options: Unpack[CheckOptions],
 ) -> WheelReport:
     """:func:`check_wheel` for the installed distribution ``name``, judged as the wheel it
     was installed from (:func:`cuwheel.read.inspect.installed_source`: its files, METADATA
@@ -204,13 +205,27 @@ def check_installed(
     from cuwheel.read.inspect import installed_source
 
     source = installed_source(name)
-    env = os.environ if environ is None else environ
-    sel = _select_row(rows, source.path, train=train, platform=platform, row=row,
-                      environ=env, audit=audit)
-    report = _check_read(source, sel, policy, train=train, platform=platform, environ=env,
-                         claim=claim, gpus=gpus, index=index)
+    report = _check(source.path, lambda: source, rows, policy, options)
     note = "an installed distribution, judged as the wheel its WHEEL file's tags name"
     return replace(report, notes=(*report.notes, note))
+
+
+def _check(
+    wheel: str,
+    read: Callable[[], Source],
+    rows: Sequence[Row],
+    policy: CheckPolicy | None,
+    o: CheckOptions,
+) -> WheelReport:
+    """Pick the row (a configuration error is reported before a 500 MB wheel is read),
+    then read the source and judge it."""
+    environ = o.get("environ")
+    env = os.environ if environ is None else environ
+    train, platform = o.get("train"), o.get("platform")
+    sel = _select_row(rows, wheel, train=train, platform=platform, row=o.get("row"),
+                      environ=env, audit=o.get("audit"))
+    return _check_read(read(), sel, policy, train=train, platform=platform, environ=env,
+                       claim=o.get("claim"), gpus=o.get("gpus"), index=o.get("index"))
 
 
 def _select_row(
@@ -333,6 +348,6 @@ def check_wheels(
     paths: Sequence[str | os.PathLike[str]],
     rows: Sequence[Row],
     policy: CheckPolicy | None = None,
-    **selection: str | None,
+    **options: Unpack[CheckOptions],
 ) -> list[WheelReport]:
-    return [check_wheel(p, rows, policy, **selection) for p in paths]  # type: ignore[arg-type]
+    return [check_wheel(p, rows, policy, **options) for p in paths]

@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from cuwheel._validate import Checker, did_you_mean
 from cuwheel.errors import CatalogError, UnknownName
@@ -99,6 +99,20 @@ class ToolkitTrain:
         return dict(self.redist_platforms).get(platform)
 
 
+_Named = TypeVar("_Named", ToolkitComponent, ToolkitPlatform)
+
+
+def _named(items: tuple[_Named, ...], name: str, what: str) -> _Named:
+    """The item called ``name``; UnknownName with the nearest name and every known one."""
+    for item in items:
+        if item.name == name:
+            return item
+    names = [item.name for item in items]
+    raise UnknownName(
+        f"unknown {what} {name!r}{did_you_mean(name, names)}; known: {', '.join(names)}"
+    )
+
+
 @dataclass(frozen=True)
 class ToolkitCatalog:
     components: tuple[ToolkitComponent, ...]
@@ -107,24 +121,10 @@ class ToolkitCatalog:
     meta: DataSource | None
 
     def component(self, name: str) -> ToolkitComponent:
-        for c in self.components:
-            if c.name == name:
-                return c
-        names = [c.name for c in self.components]
-        raise UnknownName(
-            f"unknown toolkit component {name!r}{did_you_mean(name, names)}; "
-            f"known: {', '.join(names)}"
-        )
+        return _named(self.components, name, "toolkit component")
 
     def platform(self, name: str) -> ToolkitPlatform:
-        for p in self.platforms:
-            if p.name == name:
-                return p
-        names = [p.name for p in self.platforms]
-        raise UnknownName(
-            f"unknown toolkit platform {name!r}{did_you_mean(name, names)}; "
-            f"known: {', '.join(names)}"
-        )
+        return _named(self.platforms, name, "toolkit platform")
 
     def train(self, name: str) -> ToolkitTrain:
         for t in self.trains:
