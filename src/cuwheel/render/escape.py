@@ -3,24 +3,5 @@
 
 from __future__ import annotations
 
-from cuwheel._text import (
-    dumps,
-    escape,
-    escape_lines,
-    gh_data,
-    gh_prop,
-    json_clean,
-    xml_attr,
-    xml_text,
-)
-
-__all__ = [
-    "dumps",
-    "escape",
-    "escape_lines",
-    "gh_data",
-    "gh_prop",
-    "json_clean",
-    "xml_attr",
-    "xml_text",
-]
+from cuwheel._text import *  # noqa: F403  (its __all__, listed once there)
+from cuwheel._text import __all__ as __all__

@@ -1,31 +1,8 @@
 """Wheel-variant properties (PEP 825 draft) derived from a wheel's device code, written as
 the ``variant.json`` variantlib validates, and declared properties verified against the
-code (docs/variants.md)."""
+code (docs/variants.md).  The names are :mod:`cuwheel.variant.properties`'s."""
 
 from __future__ import annotations
 
-from cuwheel.variant.properties import (
-    Declared,
-    Derived,
-    Partial,
-    Vocabulary,
-    derive,
-    parse_property,
-    read_declared,
-    variant_json,
-    verify,
-    vocabulary,
-)
-
-__all__ = [
-    "Declared",
-    "Derived",
-    "Partial",
-    "Vocabulary",
-    "derive",
-    "parse_property",
-    "read_declared",
-    "variant_json",
-    "verify",
-    "vocabulary",
-]
+from cuwheel.variant.properties import *  # noqa: F403  (its __all__, listed once there)
+from cuwheel.variant.properties import __all__ as __all__
