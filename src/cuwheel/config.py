@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from cuwheel._toml import tomllib
 from cuwheel._validate import did_you_mean, str_list
 from cuwheel.checks.policy import CheckPolicy, parse_check_table
 from cuwheel.errors import ConfigError, shown
@@ -33,11 +33,6 @@ from cuwheel.plan.rows import (
     check_rows,
     parse_train,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = [
     "BUILT_IN",

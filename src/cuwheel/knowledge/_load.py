@@ -4,25 +4,21 @@ and the value checks of the loaders (source marks, driver versions, sm names).""
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from cuwheel._toml import tomllib
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.model.arch import Arch
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = [
     "SOURCE_MARKS",
     "DataSource",
     "driver_version",
+    "each_table",
     "read_data_file",
     "read_meta",
     "sass_name",
@@ -60,6 +56,18 @@ def tables(data: Mapping[str, Any], key: str, chk: Checker) -> list[Any]:
         chk.problem(key, "expected an array of tables")
         return []
     return value
+
+
+def each_table(
+    data: Mapping[str, Any],
+    key: str,
+    chk: Checker,
+    required: Mapping[str, type],
+    optional: Mapping[str, type] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The valid fields of each table of the array ``key`` (problems named ``key[i]``)."""
+    for i, raw in enumerate(tables(data, key, chk)):
+        yield chk.fields(raw, f"{key}[{i}]", required, optional)
 
 
 def read_meta(data: Mapping[str, Any], chk: Checker) -> DataSource | None:

@@ -13,6 +13,7 @@ from cuwheel._validate import Checker
 from cuwheel.knowledge._load import (
     DataSource,
     driver_version,
+    each_table,
     read_meta,
     sass_name,
     source_mark,
@@ -159,20 +160,18 @@ def load_cuda(
     meta = read_meta(data, chk)
     unreleased = tuple(data.get("meta", {}).get("unreleased", []))
     releases: list[Release] = []
-    for i, raw in enumerate(tables(data, "release", chk)):
-        f = chk.fields(
-            raw,
-            f"release[{i}]",
-            {"version": str, "ptx_isa": str, "sass": list, "source": str},
-            {
-                "default_arch": str,
-                "driver_linux": str,
-                "driver_windows": str,
-                "note": str,
-                "families": dict,
-                "groups": dict,
-            },
-        )
+    for f in each_table(
+        data, "release", chk,
+        {"version": str, "ptx_isa": str, "sass": list, "source": str},
+        {
+            "default_arch": str,
+            "driver_linux": str,
+            "driver_windows": str,
+            "note": str,
+            "families": dict,
+            "groups": dict,
+        },
+    ):
         if not {"version", "ptx_isa", "sass"} <= f.keys():
             continue
         where = f"release {f['version']}"
@@ -249,13 +248,11 @@ def load_cuda(
             chk.problem("[meta]", f"unreleased {u} is listed as a release")
 
     compat: list[MinorCompat] = []
-    for i, raw in enumerate(tables(data, "minor_compat", chk)):
-        f = chk.fields(
-            raw,
-            f"minor_compat[{i}]",
-            {"major": int},
-            {"driver_linux": str, "driver_windows": str, "note": str},
-        )
+    for f in each_table(
+        data, "minor_compat", chk,
+        {"major": int},
+        {"driver_linux": str, "driver_windows": str, "note": str},
+    ):
         if "major" not in f:
             continue
         where = f"minor_compat {f['major']}"
@@ -272,18 +269,16 @@ def load_cuda(
 
     renames: list[Rename] = []
     known = {r.name for r in releases}
-    for i, raw in enumerate(tables(data, "rename", chk)):
-        f = chk.fields(
-            raw,
-            f"rename[{i}]",
-            {
-                "old": str,
-                "new": str,
-                "last_release_with_old": str,
-                "first_release_with_new": str,
-            },
-            {"note": str},
-        )
+    for f in each_table(
+        data, "rename", chk,
+        {
+            "old": str,
+            "new": str,
+            "last_release_with_old": str,
+            "first_release_with_new": str,
+        },
+        {"note": str},
+    ):
         if len(f) < 4:
             continue
         old = chk.convert(f"rename {f['old']}", sass_name, f["old"])

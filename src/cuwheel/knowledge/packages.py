@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cuwheel._validate import Checker
-from cuwheel.knowledge._load import DataSource, read_meta, source_mark, tables
+from cuwheel.knowledge._load import DataSource, each_table, read_meta, source_mark, tables
 
 __all__ = [
     "Carrier", "CarrierBuild", "Component", "PackageLibraries", "load_carriers",
@@ -70,31 +70,27 @@ def load_packages(
 ]:
     meta = read_meta(data, chk)
     majors: dict[int, dict[str, Any]] = {}
-    for i, raw in enumerate(tables(data, "major", chk)):
-        f = chk.fields(
-            raw,
-            f"major[{i}]",
-            {"major": int, "metapackage": str, "linux_dir": str, "windows_dir": str},
-            {"metapackage_versions": str, "windows_arm64_dir": str, "note": str},
-        )
+    for f in each_table(
+        data, "major", chk,
+        {"major": int, "metapackage": str, "linux_dir": str, "windows_dir": str},
+        {"metapackage_versions": str, "windows_arm64_dir": str, "note": str},
+    ):
         if "major" in f:
             majors[f["major"]] = f
     components: list[Component] = []
     seen: set[tuple[int, str]] = set()
-    for i, raw in enumerate(tables(data, "component", chk)):
-        f = chk.fields(
-            raw,
-            f"component[{i}]",
-            {"major": int, "name": str, "distribution": str, "linux": list, "windows": list},
-            {
-                "extra": str,
-                "dir": str,
-                "linux_dir": str,
-                "windows_dir": str,
-                "source": str,
-                "note": str,
-            },
-        )
+    for f in each_table(
+        data, "component", chk,
+        {"major": int, "name": str, "distribution": str, "linux": list, "windows": list},
+        {
+            "extra": str,
+            "dir": str,
+            "linux_dir": str,
+            "windows_dir": str,
+            "source": str,
+            "note": str,
+        },
+    ):
         if not {"major", "name", "distribution"} <= f.keys():
             continue
         where = f"component {f['major']}/{f['name']}"
