@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from cuwheel._validate import Checker, did_you_mean
 from cuwheel.errors import CatalogError, UnknownName
-from cuwheel.knowledge._load import DataSource, each_table, read_data_file, read_meta, source_mark
+from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, source_mark, tables
 
 __all__ = [
     "DATA_FILE",
@@ -144,11 +144,13 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
     chk = Checker(file)
     meta = read_meta(data, chk)
     components: list[ToolkitComponent] = []
-    for f in each_table(
-        data, "component", chk,
-        {"name": str, "redist": str, "majors": list, "wheels": dict},
-        {"sets": list, "note": str, "extra": str},
-    ):
+    for i, raw in enumerate(tables(data, "component", chk)):
+        f = chk.fields(
+            raw,
+            f"component[{i}]",
+            {"name": str, "redist": str, "majors": list, "wheels": dict},
+            {"sets": list, "note": str, "extra": str},
+        )
         if not {"name", "redist", "majors", "wheels"} <= f.keys():
             continue
         where = f"component {f['name']}"
@@ -182,9 +184,10 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
             chk.problem("component", f"duplicate component {key}s")
 
     platforms: list[ToolkitPlatform] = []
-    for f in each_table(
-        data, "platform", chk, {"name": str, "os": str, "pip_platforms": list}, {"note": str}
-    ):
+    for i, raw in enumerate(tables(data, "platform", chk)):
+        f = chk.fields(
+            raw, f"platform[{i}]", {"name": str, "os": str, "pip_platforms": list}, {"note": str}
+        )
         if len(f.keys() & {"name", "os", "pip_platforms"}) < 3:
             continue
         if f["os"] not in ("linux", "windows"):
@@ -199,11 +202,13 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
         chk.problem("platform", "duplicate platform names")
 
     majors_: dict[int, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {}
-    for f in each_table(
-        data, "major", chk,
-        {"major": int, "redist_platforms": dict, "wheel_platforms": list},
-        {"source": str, "note": str},
-    ):
+    for i, raw in enumerate(tables(data, "major", chk)):
+        f = chk.fields(
+            raw,
+            f"major[{i}]",
+            {"major": int, "redist_platforms": dict, "wheel_platforms": list},
+            {"source": str, "note": str},
+        )
         if len(f.keys() & {"major", "redist_platforms", "wheel_platforms"}) < 3:
             continue
         where = f"major {f['major']}"
@@ -225,9 +230,10 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
         majors_[f["major"]] = (tuple(rplats), wplats)
 
     trains: list[ToolkitTrain] = []
-    for f in each_table(
-        data, "train", chk, {"train": str, "releases": list}, {"source": str, "note": str}
-    ):
+    for i, raw in enumerate(tables(data, "train", chk)):
+        f = chk.fields(
+            raw, f"train[{i}]", {"train": str, "releases": list}, {"source": str, "note": str}
+        )
         if len(f.keys() & {"train", "releases"}) < 2:
             continue
         where = f"train {f['train']}"
