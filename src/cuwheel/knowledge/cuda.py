@@ -163,15 +163,9 @@ def load_cuda(
     for f in each_table(
         data, "release", chk,
         {"version": str, "ptx_isa": str, "sass": list, "source": str},
-        {
-            "default_arch": str,
-            "driver_linux": str,
-            "driver_windows": str,
-            "note": str,
-            "families": dict,
-            "groups": dict,
-        },
-    ):
+        {"default_arch": str, "driver_linux": str, "driver_windows": str, "note": str,
+         "families": dict, "groups": dict},
+    ):  # fmt: skip
         if not {"version", "ptx_isa", "sass"} <= f.keys():
             continue
         where = f"release {f['version']}"

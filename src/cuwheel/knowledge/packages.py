@@ -82,15 +82,9 @@ def load_packages(
     for f in each_table(
         data, "component", chk,
         {"major": int, "name": str, "distribution": str, "linux": list, "windows": list},
-        {
-            "extra": str,
-            "dir": str,
-            "linux_dir": str,
-            "windows_dir": str,
-            "source": str,
-            "note": str,
-        },
-    ):
+        {"extra": str, "dir": str, "linux_dir": str, "windows_dir": str, "source": str,
+         "note": str},
+    ):  # fmt: skip
         if not {"major", "name", "distribution"} <= f.keys():
             continue
         where = f"component {f['major']}/{f['name']}"
