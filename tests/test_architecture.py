@@ -25,7 +25,9 @@ import pytest
 SRC = Path(__file__).resolve().parent.parent / "src" / "cuwheel"
 MAX_LINES = 450
 
-# Lowest first.  A unit may import units of its own layer or of a lower one.
+# Lowest first.  A unit may import units of its own layer or of a lower one.  A layer may
+# name a unit that is not there yet: _download, init_toml and init_wheels come with
+# branches being merged (issue 24).
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaf helpers", frozenset({
         "_version", "_text", "_envelope", "_toml", "_json", "_paths", "_urls", "_validate",
@@ -34,11 +36,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("inventory value types", frozenset({"model"})),
     ("knowledge and data", frozenset({"knowledge"})),
     ("sources", frozenset({"_remote"})),
-    ("readers and device-code parsers", frozenset({"read"})),
+    ("readers and device-code parsers, and the downloader", frozenset({"read", "_download"})),
     ("loading rules and release rows", frozenset({"rules", "plan"})),
     ("checks, findings, compat, toolkit", frozenset({"checks", "compat", "toolkit"})),
     ("what is built on checks and compat", frozenset({
-        "config", "config_init", "size", "doctor", "variant",
+        "config", "config_init", "init_toml", "init_wheels", "size", "doctor", "variant",
     })),
     ("renderers", frozenset({"render"})),
     ("index scale", frozenset({"scan"})),
@@ -203,7 +205,6 @@ def test_every_unit_is_in_a_layer() -> None:
     level = level_of(LAYERS)
     units = {unit_of(_module_name(p)[0]) for p in SRC.rglob("*.py")}
     assert units - set(level) == set()
-    assert set(level) <= units
 
 
 def test_no_circle() -> None:
