@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["CHECKS", "CheckOptions", "audit_plan", "check_source", "check_wheel", "check_wheels"]
 
 Check = Callable[[CheckContext], list[Finding]]
+Progress = Callable[[str, int, int], None]  # cuwheel.read.inspect.Progress
 
 
 class CheckOptions(TypedDict, total=False):
@@ -157,6 +158,8 @@ def check_wheel(
     path: str | os.PathLike[str],
     rows: Sequence[Row],
     policy: CheckPolicy | None = None,
+    *,
+    progress: Progress | None = None,
     **options: Unpack[CheckOptions],
 ) -> WheelReport:
     """Inspect the wheel at ``path`` and check it against its row among ``rows`` (picked by
@@ -170,6 +173,7 @@ def check_wheel(
     ConfigError when no row fits and InputError when the file is no readable wheel.
     ``index``: a PEP 691 simple-index URL; the wheel's requirements are looked up there
     (DEP007: placeholder projects).  Without it nothing leaves the machine.
+    ``progress``: called as the wheel is read (:data:`cuwheel.read.inspect.Progress`).
     """
     from cuwheel.read.inspect import inspect
 
@@ -184,7 +188,7 @@ def check_wheel(
         raise InputError(p, "not a wheel (a wheel file name ends in .whl)")
 
     def read() -> Source:
-        source = inspect(p).sources[0]
+        source = inspect(p, progress=progress).sources[0]
         if source.kind != "wheel" or source.wheel is None:
             why = source.problems[0].message if source.problems else "not a wheel"
             raise InputError(p, why)
