@@ -77,9 +77,6 @@ class SearchContext:
         keep = tuple(sorted((k, v) for k, v in env.items() if k.startswith("BNB_")))
         return cls(llp, ld_cache, None, keep)
 
-    def getenv(self, key: str) -> str | None:
-        return dict(self.environ).get(key)
-
 
 @dataclass(frozen=True)
 class Resolution:

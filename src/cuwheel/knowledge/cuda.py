@@ -98,10 +98,6 @@ class Release:
                 return specs
         return None
 
-    @property
-    def group_map(self) -> dict[str, tuple[ArchSpec, ...]]:
-        return dict(self.groups)
-
     def __str__(self) -> str:
         return f"CUDA {self.name}"
 

@@ -59,10 +59,6 @@ class IsaNeed:
     machine: str | None
 
     @property
-    def beyond_baseline(self) -> bool:
-        return self.level != "baseline"
-
-    @property
     def severe(self) -> bool:
         """In no level short of x86-64-v4 (or in none): AVX-512, AMX and their kin."""
         return self.level in ("x86-64-v4", "none", "unknown")
