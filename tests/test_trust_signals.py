@@ -79,13 +79,13 @@ def test_sigterm_during_a_scan_download_removes_its_folder(tmp_path: Path) -> No
 
 _TOOLKIT_CHILD = r"""
 import os, signal, sys
-import cuwheel.toolkit.extract as x
-real = x._Writer.write
+import cuwheel.toolkit.tree as x
+real = x.Writer.write
 def write(self, *args, **kw):
     if self.members == 100:
         os.kill(os.getpid(), signal.SIGTERM)  # mid-extraction, the staging tree half full
     return real(self, *args, **kw)
-x._Writer.write = write
+x.Writer.write = write
 from cuwheel.cli import main
 sys.exit(main(sys.argv[1:]))
 """
