@@ -36,6 +36,7 @@ from cuwheel.knowledge.toolkits import (
     ToolkitTrain,
     load_toolkits,
 )
+from cuwheel.model.train import TrainSpellingError, parse_train_name
 from cuwheel.toolkit.cache import Cache
 from cuwheel.toolkit.env import host_os
 from cuwheel.toolkit.extract import Tree, extract_redist, extract_wheel
@@ -102,17 +103,13 @@ def normalize_train(text: str) -> str:
 
 def parse_train(text: str) -> tuple[str, str | None]:
     """The train and, when one is named, the release: ``cu132`` and ``13.2`` -> ``("cu132",
-    None)`` (its newest release), ``13.2.1`` -> ``("cu132", "13.2.1")``."""
-    t = text.strip().lower()
-    # ASCII digits, bounded (a Unicode digit or a 5,000-digit number is no train)
-    if re.fullmatch(r"cu[0-9]{3,6}", t, re.ASCII):
-        return t, None
-    m = re.fullmatch(r"([0-9]{1,5})\.([0-9])(?:\.([0-9]{1,6}))?", t, re.ASCII)
-    if m is not None:
-        return f"cu{m[1]}{m[2]}", (t if m[3] is not None else None)
-    raise ToolkitError(
-        f"not a CUDA train: {text!r}; expected cuXYZ (cu130), X.Y (13.0) or a release X.Y.Z"
-    )
+    None)`` (its newest release), ``13.2.1`` -> ``("cu132", "13.2.1")``; the spelling is
+    :func:`cuwheel.model.train.parse_train_name`'s, its error a ToolkitError."""
+    try:
+        name = parse_train_name(text)
+    except TrainSpellingError as exc:
+        raise ToolkitError(str(exc)) from None
+    return name.name, name.release
 
 
 def _train(cat: ToolkitCatalog, name: str) -> tuple[ToolkitTrain, str | None]:
