@@ -24,6 +24,7 @@ from cuwheel.checks.profiles import profile as load_profile
 from cuwheel.checks.trains import LibraryTrain, infer_train, release_of
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Component, Platform
+from cuwheel.knowledge.platforms import platform_record
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Source
 from cuwheel.plan.rows import Plan
@@ -31,24 +32,17 @@ from cuwheel.rules.loading import counted_containers
 
 __all__ = ["CheckContext", "Declared", "Lib", "platform_environment"]
 
-# Marker values of each row platform (PEP 508 environment markers).
-_MARKERS = {
-    "linux-x86_64": ("linux", "Linux", "x86_64", "posix"),
-    "linux-aarch64": ("linux", "Linux", "aarch64", "posix"),
-    "win-amd64": ("win32", "Windows", "AMD64", "nt"),
-    "win-arm64": ("win32", "Windows", "ARM64", "nt"),
-}
 _EXTRA_RE = re.compile(r"""\bextra\s*==\s*["']([^"']+)["']""")
 _CUDA_NAME_RE = re.compile(r"^nvidia-.*-cu\d+$|^nvidia-cuda-|^cuda-toolkit$")
 
 
 def platform_environment(platform: str, extra: str = "") -> dict[str, str]:
+    """PEP 508 marker values of a Python on row platform ``platform`` (its sys_platform,
+    platform_system, platform_machine and os_name from data/platforms.toml; the rest this
+    Python's); UnknownName for a platform of no record."""
     env: dict[str, str] = {k: str(v) for k, v in default_environment().items()}
-    sys_platform, system, machine, os_name = _MARKERS[platform]
-    env.update(
-        sys_platform=sys_platform, platform_system=system, platform_machine=machine,
-        os_name=os_name, extra=extra,
-    )  # fmt: skip
+    env.update(platform_record(platform).marker_environment())
+    env["extra"] = extra
     return env
 
 

@@ -1,6 +1,6 @@
 """CUDA releases (``data/cuda.toml``): what each release's nvcc builds and emits, its
-minimum drivers, the minor-version-compatibility floors, renamed architectures and the row
-platforms with their wheel tags."""
+minimum drivers, the minor-version-compatibility floors and renamed architectures (the
+platforms are data/platforms.toml's, :mod:`cuwheel.knowledge.platforms`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, parse_arch_spe
 __all__ = [
     "ForwardCompat",
     "MinorCompat",
-    "Platform",
     "Release",
     "Rename",
     "load_codec_gates",
@@ -136,15 +135,6 @@ class Rename:
     note: str | None = None
 
 
-@dataclass(frozen=True)
-class Platform:
-    """A platform of release rows (``linux-x86_64``) and its wheel platform tags."""
-
-    name: str
-    os: str  # "linux" or "windows"
-    wheel_tags: tuple[str, ...]  # fnmatch patterns
-
-
 def load_cuda(
     data: Mapping[str, Any],
     chk: Checker,
@@ -152,7 +142,6 @@ def load_cuda(
     tuple[Release, ...],
     tuple[MinorCompat, ...],
     tuple[Rename, ...],
-    tuple[Platform, ...],
     tuple[str, ...],
     DataSource | None,
 ]:
@@ -298,16 +287,7 @@ def load_cuda(
                 )
             )
 
-    platforms: list[Platform] = []
-    for i, raw in enumerate(tables(data, "platform", chk)):
-        f = chk.fields(raw, f"platform[{i}]", {"name": str, "os": str, "wheel_tags": list})
-        if len(f) == 3:
-            if f["os"] not in ("linux", "windows"):
-                chk.problem(f"platform {f['name']}", f"os must be linux or windows: {f['os']!r}")
-            platforms.append(Platform(f["name"], f["os"], tuple(f["wheel_tags"])))
-    if len({p.name for p in platforms}) != len(platforms):
-        chk.problem("platform", "duplicate platform names")
-    return tuple(releases), tuple(compat), tuple(renames), tuple(platforms), unreleased, meta
+    return tuple(releases), tuple(compat), tuple(renames), unreleased, meta
 
 
 def load_forward_compat(

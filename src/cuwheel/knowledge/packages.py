@@ -175,7 +175,7 @@ class CarrierBuild:
     """Releases of a carrier whose default PyPI wheel for one platform ships one CUDA major
     (``cuda`` 0: CPU-only), read from the wheels' METADATA and version file."""
 
-    platform: str  # a cuda.toml platform name ("linux-x86_64")
+    platform: str  # a row platform of data/platforms.toml ("linux-x86_64")
     cuda: int
     releases: tuple[str, ...]
     source: str

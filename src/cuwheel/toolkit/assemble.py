@@ -29,6 +29,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from cuwheel.errors import ToolkitError, UnknownName
+from cuwheel.knowledge import platforms
 from cuwheel.knowledge.toolkits import (
     SETS,
     ToolkitCatalog,
@@ -88,12 +89,16 @@ class Installed:
 
 
 def host_platform() -> str:
-    machine = _platform.machine().lower()
-    if sys.platform == "win32":
-        return "win-amd64"
-    if machine in ("aarch64", "arm64"):
-        return "linux-sbsa"
-    return "linux-x86_64"
+    """This machine's toolkit platform (data/platforms.toml, through
+    :func:`cuwheel.knowledge.platforms.host_platform`); ToolkitError for a machine NVIDIA
+    builds no toolkit for."""
+    here = platforms.host_platform()
+    if here is None or not here.toolkit:
+        what = here.name if here is not None else f"{sys.platform} {_platform.machine()}"
+        known = ", ".join(p.name for p in platforms.load_platforms().toolkits)
+        raise ToolkitError(f"no CUDA toolkit platform for this machine ({what}); pass "
+                           f"--platform ({known})")
+    return here.name
 
 
 def normalize_train(text: str) -> str:
@@ -219,20 +224,12 @@ def _redist_parts(
     return parts
 
 
-# PEP 508 marker values of each platform's Python (the meta-package's requirements are
-# conditional on them)
-_MARKERS = {
-    "linux-x86_64": {"sys_platform": "linux", "platform_machine": "x86_64"},
-    "linux-sbsa": {"sys_platform": "linux", "platform_machine": "aarch64"},
-    "linux-aarch64": {"sys_platform": "linux", "platform_machine": "aarch64"},
-    "win-amd64": {"sys_platform": "win32", "platform_machine": "AMD64"},
-}
-
-
 def meta_pins(requires_dist: Sequence[str], platform: str) -> dict[str, str]:
     """Distribution -> specifier of every wheel a ``cuda-toolkit`` release requires (extra
     ``all``) on ``platform``."""
-    env = {**_MARKERS.get(platform, {}), "extra": "all"}
+    # the meta-package's requirements are conditional on the platform's PEP 508 markers
+    known = platforms.load_platforms().get(platform)
+    env = {**(known.marker_environment() if known else {}), "extra": "all"}
     pins: dict[str, str] = {}
     for text in requires_dist:
         try:
@@ -399,14 +396,19 @@ BUILD_TOOLS = ("bin/nvcc", "nvvm/bin/cicc", "bin/ptxas", "bin/nvlink", "bin/fatb
 
 
 def _machine(platform: str) -> str:
-    return "x86_64" if platform == "linux-x86_64" else "aarch64"
+    """The machine of ``platform``'s native code (x86_64, aarch64, AMD64); empty for a
+    platform of no record (a lock file's word)."""
+    known = platforms.load_platforms().get(platform)
+    return known.binary_machine if known is not None else ""
 
 
 def _runs_here(lock: Lock) -> bool:
     if lock.os != host_os():
         return False
-    here = "aarch64" if _platform.machine().lower() in ("aarch64", "arm64") else "x86_64"
-    return lock.os == "windows" or _machine(lock.platform) == here
+    here = platforms.host_platform()
+    return lock.os == "windows" or (
+        here is not None and here.binary_machine == _machine(lock.platform)
+    )
 
 
 def check_build_tools(tree: Path, lock: Lock) -> None:
