@@ -129,3 +129,20 @@ def test_host_platform_on_each_machine(
             assemble.host_platform()
     else:
         assert assemble.host_platform() == toolkit
+
+
+def test_linux_tag_architectures_are_auditwheels() -> None:
+    from cuwheel.knowledge.tagpolicy import load_tag_policies
+
+    linux = load_platforms().linux
+    # every machine is one the ELF reader names, every architecture one auditwheel's
+    # policies (data/manylinux.toml, checked against auditwheel) have symbol sets for
+    archs = {a for p in load_tag_policies().policies for a in p.symbol_versions}
+    for machine, arch in linux.tag_arch:
+        assert machine in ELF_MACHINES.values(), machine
+        assert arch in archs, arch
+    assert linux.arch_of("i386") == "i686" and linux.arch_of("cuda") is None
+    for loader in ("ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld64.so.2", "ld64.so.1"):
+        assert linux.is_loader(loader), loader
+    for other in ("libdl.so.2", "libld64.so.2", "ld64.so.3"):
+        assert not linux.is_loader(other), other

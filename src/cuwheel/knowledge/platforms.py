@@ -26,6 +26,7 @@ __all__ = [
     "DATA_FILE",
     "MARKER_KEYS",
     "OSES",
+    "LinuxFacts",
     "Platform",
     "Platforms",
     "build_platforms",
@@ -82,9 +83,26 @@ class Platform:
 
 
 @dataclass(frozen=True)
+class LinuxFacts:
+    """platforms.toml ``[linux]``: what the manylinux checks need to know of Linux."""
+
+    tag_arch: tuple[tuple[str, str], ...] = ()  # ELF machine -> manylinux tag architecture
+    loaders: tuple[str, ...] = ()  # fnmatch patterns of the dynamic loader's names
+    interpreter_libraries: tuple[str, ...] = ()  # NEEDED by CPython on glibc < 2.34
+
+    def arch_of(self, machine: str | None) -> str | None:
+        """``i386`` -> ``i686``; None for a machine no Linux wheel tag names."""
+        return dict(self.tag_arch).get(machine or "")
+
+    def is_loader(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p in self.loaders)
+
+
+@dataclass(frozen=True)
 class Platforms:
     platforms: tuple[Platform, ...]
     meta: DataSource | None
+    linux: LinuxFacts = LinuxFacts()
 
     @property
     def rows(self) -> tuple[Platform, ...]:
@@ -204,9 +222,21 @@ def build_platforms(data: Mapping[str, Any], file: str = DATA_FILE) -> Platforms
     hosts = [(dict(p.markers)["sys_platform"], m) for p in out if not p.tegra for m in p.machines]
     if len(set(hosts)) != len(hosts):
         chk.problem("platform", "two platforms claim one (sys_platform, machine)")
+    linux = _linux(chk, data.get("linux"))
     if chk.problems:
         raise CatalogError(chk.problems)
-    return Platforms(tuple(out), meta)
+    return Platforms(tuple(out), meta, linux)
+
+
+def _linux(chk: Checker, raw: object) -> LinuxFacts:
+    f = chk.fields(raw, "[linux]",
+                   {"tag_arch": dict, "loaders": list, "interpreter_libraries": list})
+    arch = f.get("tag_arch", {})
+    for machine, tag in arch.items():
+        if not (isinstance(tag, str) and _TAG_GLOB.fullmatch(tag) and "*" not in tag):
+            chk.problem("[linux]", f"tag_arch: {machine} -> {tag!r} is no tag architecture")
+    return LinuxFacts(tuple((str(k), str(v)) for k, v in arch.items()),
+                      tuple(f.get("loaders", [])), tuple(f.get("interpreter_libraries", [])))
 
 
 @functools.cache
