@@ -18,6 +18,7 @@ from cuwheel.knowledge._load import (
     source_mark,
     tables,
 )
+from cuwheel.knowledge.platforms import OSES
 from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, parse_arch_specs
 
 __all__ = [
@@ -305,7 +306,7 @@ def load_forward_compat(
     if len(f) < 5:
         return None
     for o in f["os"]:
-        if o not in ("linux", "windows"):
+        if o not in OSES:
             chk.problem("[forward_compat]", f"os must be linux or windows: {o!r}")
     for seg in f["segments"]:
         if seg not in segments:

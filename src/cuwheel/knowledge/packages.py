@@ -12,6 +12,7 @@ from typing import Any
 
 from cuwheel._validate import Checker
 from cuwheel.knowledge._load import DataSource, read_meta, source_mark, tables
+from cuwheel.knowledge.platforms import OSES
 
 __all__ = [
     "Carrier", "CarrierBuild", "Component", "DriverStandIns", "PackageLibraries",
@@ -227,7 +228,7 @@ def load_carriers(data: Mapping[str, Any], chk: Checker, components: tuple[Compo
             if c not in known:
                 chk.problem(f"carrier {f['name']}", f"unknown component {c!r}")
         for o in f["os"]:
-            if o not in ("linux", "windows"):
+            if o not in OSES:
                 chk.problem(f"carrier {f['name']}", f"os must be linux or windows: {o!r}")
         out.append(Carrier(f["name"], tuple(f["os"]), tuple(f["components"]), f["source"],
                            tuple(builds.pop(f["name"], ()))))
