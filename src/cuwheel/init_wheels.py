@@ -16,9 +16,6 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-
 from cuwheel.errors import ConfigError, InputError
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
@@ -105,25 +102,14 @@ def native_gpus(source: Source, candidates: Iterable[Arch]) -> set[Arch]:
 
 
 def _cuda_requirements(requires: Sequence[str], platform: str | None) -> tuple[str, ...]:
-    """The NVIDIA requirements that apply on the wheel's platform without an extra."""
-    from cuwheel.checks.context import platform_environment
+    """The CUDA requirements that apply on the wheel's platform without an extra, as the
+    checks read them (:func:`cuwheel.checks.context.declared_requirements`)."""
+    from cuwheel.checks.context import declared_requirements
+    from cuwheel.knowledge.platforms import platform_record
 
-    out = []
-    for text in requires:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        name = canonicalize_name(req.name)
-        if not (name.startswith("nvidia-") or name == "cuda-toolkit"):
-            continue
-        marker = req.marker
-        if marker is not None and platform is not None and not marker.evaluate(
-            platform_environment(platform)
-        ):
-            continue
-        out.append(text.split(";")[0].strip())
-    return tuple(out)
+    plat = platform_record(platform) if platform is not None else None
+    return tuple(d.text.split(";")[0].strip() for d in declared_requirements(requires, plat)
+                 if d.is_cuda and d.applies)  # fmt: skip
 
 
 def _read_wheel(path: str) -> _Facts:
