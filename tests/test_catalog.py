@@ -492,7 +492,7 @@ def test_broken_hosts_and_tegra() -> None:
     with pytest.raises(CatalogError) as info:
         edited("gpus.toml", edit)
     text = "\n".join(info.value.problems)
-    assert "host 'macos-arm64' is no cuda.toml platform" in text
+    assert "host 'macos-arm64' is no platforms.toml row platform" in text
     assert "'tegra' must be bool" in text
     assert "not all in the GPU's hosts" in text
     assert "'hosts' has duplicates" in text

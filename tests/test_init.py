@@ -16,7 +16,7 @@ from cuwheel import __version__
 from cuwheel.checks.runner import check_wheel
 from cuwheel.cli import main
 from cuwheel.config import load_config
-from cuwheel.config_init import append_table, init_text, toml_str
+from cuwheel.config_init import append_table, derive_rows, init_text, toml_str
 from cuwheel.errors import ConfigError
 from cuwheel.model.arch import Arch
 from wheelfactory import make_wheel
@@ -341,3 +341,23 @@ def test_template_rows_start_where_torch_does(cwd: Path) -> None:
     assert rows == {"linux-x86_64": x86, "win-amd64": x86,
                     "linux-aarch64": ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"]}
     assert "Jetson Orin" in text  # a note: its row (sm_87) is one a project adds itself
+
+
+def test_from_reads_requirements_as_check_does(cwd: Path, tmp_path: Path) -> None:
+    """nvidia-ml-py (NVML's Python bindings) installs no CUDA library: a wheel that
+    requires only it declares no NVIDIA packages, as check reads it (DEP rules)."""
+    members = {"pkg/__init__.py": b"", "pkg/lib/libpkg_cuda.so": cw.fixture("row_x86_cu13.so")}
+    bindings = make_wheel(tmp_path, members, name="pkg", version="1.0+cu130",
+                          tag="cp311-cp311-manylinux_2_28_x86_64",
+                          requires=("nvidia-ml-py>=12",))
+    (d,) = derive_rows([bindings])
+    assert d.row.dependencies == "none"
+    assert not any("NVIDIA requirements" in c for c in d.comments)
+    (tmp_path / "b").mkdir()
+    declared = make_wheel(tmp_path / "b", members, name="pkg", version="1.0+cu130",
+                          tag="cp311-cp311-manylinux_2_28_x86_64",
+                          requires=("nvidia-ml-py>=12", cw.CU13_LINUX))
+    (d,) = derive_rows([declared])
+    assert d.row.dependencies == "declare"
+    assert any(c == f"NVIDIA requirements: {cw.CU13_LINUX.split(';')[0].strip()}"
+               for c in d.comments)

@@ -153,11 +153,13 @@ def test_bad_catalog_data_reports_every_problem() -> None:
     data["component"][0]["sets"] = ["bulid"]
     data["train"][0]["releases"] = ["12.0.1", "12.0.0"]
     data["train"][1]["releases"] = ["13.1.0"]
-    data["major"][0]["redist_platforms"]["win-arm64"] = "windows-arm64"
+    data["train"].append({"train": "cu990", "releases": ["99.0.0"]})  # no archives anywhere
+    data["train"].append({"train": "13.0", "releases": ["13.0.0"]})  # not spelled cuXYZ
     with pytest.raises(CatalogError) as exc:
         build_toolkits(data)
     text = str(exc.value)
-    assert "bulid" in text and "win-arm64" in text
+    assert "bulid" in text and "no platform of platforms.toml has CUDA 99 archives" in text
+    assert "train 13.0: train must be spelled cuXYZ" in text
     assert "oldest first" in text and "'13.1.0' is no release of this train" in text
 
 

@@ -24,31 +24,25 @@ from cuwheel.checks.profiles import profile as load_profile
 from cuwheel.checks.trains import LibraryTrain, infer_train, release_of
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Component, Platform
+from cuwheel.knowledge.platforms import platform_record
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Source
 from cuwheel.plan.rows import Plan
 from cuwheel.rules.loading import counted_containers
 
-__all__ = ["CheckContext", "Declared", "Lib", "platform_environment"]
+__all__ = ["CheckContext", "Declared", "Lib", "declared_requirements", "platform_environment"]
 
-# Marker values of each row platform (PEP 508 environment markers).
-_MARKERS = {
-    "linux-x86_64": ("linux", "Linux", "x86_64", "posix"),
-    "linux-aarch64": ("linux", "Linux", "aarch64", "posix"),
-    "win-amd64": ("win32", "Windows", "AMD64", "nt"),
-    "win-arm64": ("win32", "Windows", "ARM64", "nt"),
-}
 _EXTRA_RE = re.compile(r"""\bextra\s*==\s*["']([^"']+)["']""")
 _CUDA_NAME_RE = re.compile(r"^nvidia-.*-cu\d+$|^nvidia-cuda-|^cuda-toolkit$")
 
 
 def platform_environment(platform: str, extra: str = "") -> dict[str, str]:
+    """PEP 508 marker values of a Python on row platform ``platform`` (its sys_platform,
+    platform_system, platform_machine and os_name from data/platforms.toml; the rest this
+    Python's); UnknownName for a platform of no record."""
     env: dict[str, str] = {k: str(v) for k, v in default_environment().items()}
-    sys_platform, system, machine, os_name = _MARKERS[platform]
-    env.update(
-        sys_platform=sys_platform, platform_system=system, platform_machine=machine,
-        os_name=os_name, extra=extra,
-    )  # fmt: skip
+    env.update(platform_record(platform).marker_environment())
+    env["extra"] = extra
     return env
 
 
@@ -100,6 +94,48 @@ class Declared:
     def label(self) -> str:
         return self.text.split(";")[0].strip()
 
+
+
+def declared_requirements(
+    requires: Sequence[str], platform: Platform | None
+) -> tuple[Declared, ...]:
+    """What each Requires-Dist line means for CUDA on row platform ``platform`` (None: every
+    marker taken to apply): the one reading of a wheel's NVIDIA requirements, for the
+    checks and for ``init --from``."""
+    comps = catalog.load_catalog().components
+    out = []
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        name = canonicalize_name(req.name)
+        if name == "cuda-toolkit":
+            majors = _majors(req.specifier)
+            found = tuple(
+                c for c in comps
+                if c.extra in req.extras and (majors is None or c.major in majors)
+            )  # fmt: skip
+        else:
+            found = tuple(c for c in comps if canonicalize_name(c.distribution) == name)
+            majors = frozenset(c.major for c in found) or None
+        applies, extras = True, ()
+        if req.marker is not None and platform is not None:
+            env = platform_environment(platform.name)
+            applies = req.marker.evaluate(env)
+            if not applies:
+                names = tuple(_EXTRA_RE.findall(str(req.marker)))
+                extras = tuple(
+                    e for e in names
+                    if req.marker.evaluate(platform_environment(platform.name, e))
+                )  # fmt: skip
+        is_cuda = bool(found) or bool(_CUDA_NAME_RE.search(name))
+        carrier = catalog.load_catalog().carrier(name)
+        carried: tuple[Component, ...] = ()
+        if carrier is not None and platform is not None and platform.os in carrier.os:
+            carried = tuple(c for c in comps if c.name in carrier.components)
+        out.append(Declared(text, name, found, majors, applies, extras, is_cuda, carried))
+    return tuple(out)
 
 @dataclass(frozen=True)
 class Lib:
@@ -298,40 +334,7 @@ class CheckContext:
         wheel = self.source.wheel
         if wheel is None:
             return ()
-        comps = catalog.load_catalog().components
-        out = []
-        for text in wheel.requires_dist:
-            try:
-                req = Requirement(text)
-            except InvalidRequirement:
-                continue
-            name = canonicalize_name(req.name)
-            if name == "cuda-toolkit":
-                majors = _majors(req.specifier)
-                found = tuple(
-                    c for c in comps
-                    if c.extra in req.extras and (majors is None or c.major in majors)
-                )  # fmt: skip
-            else:
-                found = tuple(c for c in comps if canonicalize_name(c.distribution) == name)
-                majors = frozenset(c.major for c in found) or None
-            applies, extras = True, ()
-            if req.marker is not None and self.platform is not None:
-                env = platform_environment(self.platform.name)
-                applies = req.marker.evaluate(env)
-                if not applies:
-                    names = tuple(_EXTRA_RE.findall(str(req.marker)))
-                    extras = tuple(
-                        e for e in names
-                        if req.marker.evaluate(platform_environment(self.platform.name, e))
-                    )  # fmt: skip
-            is_cuda = bool(found) or bool(_CUDA_NAME_RE.search(name))
-            carrier = catalog.load_catalog().carrier(name)
-            carried: tuple[Component, ...] = ()
-            if carrier is not None and self.os in carrier.os:
-                carried = tuple(c for c in comps if c.name in carrier.components)
-            out.append(Declared(text, name, found, majors, applies, extras, is_cuda, carried))
-        return tuple(out)
+        return declared_requirements(wheel.requires_dist, self.platform)
 
     # -- findings -----------------------------------------------------------------
     def finding(

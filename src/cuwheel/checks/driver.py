@@ -12,23 +12,17 @@ from packaging.utils import canonicalize_name
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
 from cuwheel.knowledge import catalog
+from cuwheel.knowledge.packages import load_driver_stand_ins
 
-__all__ = ["STUB_PACKAGES", "STUB_TOOLKIT_EXTRAS", "check_driver", "driver_identity"]
+__all__ = ["check_driver", "driver_identity"]
 
-# Packages that carry stand-ins for driver libraries (docs/cuda.md#driver-provided-libraries:
-# the cuda-toolkit extra `nvml` installs nvidia-nvml-dev, headers and a link-time
-# libnvidia-ml stub).
-STUB_PACKAGES = ("nvidia-nvml-dev", "nvidia-nvml-dev-cu11", "nvidia-nvml-dev-cu12")
-STUB_TOOLKIT_EXTRAS = ("nvml",)
+# Packages that carry stand-ins for driver libraries, the cuda-toolkit extras that install
+# them, and the entry points only driver libraries export: data/packages.toml [driver]
+# (docs/cuda.md#driver-provided-libraries).
 
 
 # auditwheel's renaming of a grafted library: libcuda.so.535.104.05 -> libcuda-3e1a2b4c.so....
 _GRAFTED = re.compile(r"^(?P<stem>[^/]+?)-[0-9a-f]{8,}(?P<rest>\.so(?:\.[\w.]*)?|\.dll)$", re.I)
-# Entry points only the driver's own libraries export (CUDA driver API, NVML).
-_DRIVER_EXPORTS = (
-    ("libcuda.so.1", frozenset({"cuInit", "cuDriverGetVersion", "cuModuleLoadData"})),
-    ("libnvidia-ml.so.1", frozenset({"nvmlInit_v2", "nvmlShutdown"})),
-)
 
 
 def driver_identity(lib: Lib) -> str | None:
@@ -48,7 +42,7 @@ def driver_identity(lib: Lib) -> str | None:
     # The driver API's entry points confirm a copy whose name was changed further; alone
     # they do not: XLA's and others' lazy-loading shims export them too (jax's CUDA plugin).
     exported = set(lib.binary.exported)
-    for name, symbols in _DRIVER_EXPORTS:
+    for name, symbols in load_driver_stand_ins().exports:
         stem = name.split(".so", 1)[0]
         if symbols <= exported and any(n.startswith(stem) for n in names):
             return f"{name} (named {sorted(names)[0]}; it exports {', '.join(sorted(symbols))})"
@@ -87,12 +81,13 @@ def check_driver(ctx: CheckContext) -> list[Finding]:
     for d in ctx.declared:
         if not d.applies:
             continue
-        stub = d.name in STUB_PACKAGES
+        stand_ins = load_driver_stand_ins()
+        stub = d.name in stand_ins.packages
         if d.name == "cuda-toolkit":
             from packaging.requirements import Requirement
 
             extras = Requirement(d.text).extras
-            stub = stub or any(e in extras for e in STUB_TOOLKIT_EXTRAS)
+            stub = stub or any(e in extras for e in stand_ins.toolkit_extras)
         if stub:
             out.append(ctx.finding(
                 "DRV002",

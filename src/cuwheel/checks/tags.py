@@ -10,7 +10,6 @@ from cuwheel.errors import ConfigError
 from cuwheel.knowledge import catalog
 from cuwheel.model.inventory import CodeKind
 from cuwheel.plan.rows import Train, parse_train
-from cuwheel.rules.runtime import PLATFORM_BINARIES
 
 __all__ = ["check_machine", "check_train"]
 
@@ -33,7 +32,7 @@ def check_machine(ctx: CheckContext) -> list[Finding]:
                 lib.name,
             ))  # fmt: skip
         return out
-    fmt, machine = PLATFORM_BINARIES.get(p.name, (None, None))
+    fmt, machine = p.binary_format, p.binary_machine
     for lib in native:
         b = lib.binary
         if b.format != fmt or (b.machine is not None and b.machine != machine):

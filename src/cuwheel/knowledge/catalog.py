@@ -13,7 +13,6 @@ a lookup that finds nothing raises :class:`UnknownName` (a ``LookupError``).
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,7 +25,6 @@ from cuwheel.knowledge.consumers import CMakeConsumer, TorchConsumer, load_consu
 from cuwheel.knowledge.cuda import (
     ForwardCompat,
     MinorCompat,
-    Platform,
     Release,
     Rename,
     load_codec_gates,
@@ -44,6 +42,7 @@ from cuwheel.knowledge.packages import (
     load_packages,
     match_lib,
 )
+from cuwheel.knowledge.platforms import Platform, build_platforms
 from cuwheel.model.arch import Arch
 
 __all__ = [
@@ -85,7 +84,7 @@ __all__ = [
     "torch_consumer",
 ]
 
-DATA_FILES = ("gpus.toml", "cuda.toml", "packages.toml", "consumers.toml")
+DATA_FILES = ("gpus.toml", "cuda.toml", "packages.toml", "consumers.toml", "platforms.toml")
 
 
 def _base(name: str) -> str:
@@ -217,10 +216,7 @@ class Catalog:
     def platform_for_wheel_tag(self, tag: str) -> Platform | None:
         """The row platform of a wheel platform tag (``manylinux_2_28_x86_64`` ->
         linux-x86_64)."""
-        for p in self.platforms:
-            if any(fnmatch.fnmatchcase(tag, pat) for pat in p.wheel_tags):
-                return p
-        return None
+        return next((p for p in self.platforms if p.matches_tag(tag)), None)
 
     def torch_consumer(self, version: str | None = None) -> TorchConsumer:
         """PyTorch's TORCH_CUDA_ARCH_LIST rules for ``version`` (``"2.14"``; default: newest
@@ -242,9 +238,12 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     problems: list[str] = []
     chks = {n: Checker(n) for n in DATA_FILES}
     gpus, gmeta = load_gpus(tables["gpus.toml"], chks["gpus.toml"])
-    rels, compat, renames, platforms, unreleased, cmeta = load_cuda(
-        tables["cuda.toml"], chks["cuda.toml"]
-    )
+    rels, compat, renames, unreleased, cmeta = load_cuda(tables["cuda.toml"], chks["cuda.toml"])
+    platforms: tuple[Platform, ...] = ()
+    try:
+        platforms = build_platforms(tables["platforms.toml"]).rows
+    except CatalogError as exc:
+        problems.extend(exc.problems)
     comps, drv_l, drv_w, not_drv, pmeta = load_packages(
         tables["packages.toml"], chks["packages.toml"]
     )
@@ -265,7 +264,9 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     for g in gpus:
         for h in {*g.hosts, *(h for p in g.products for h in p.hosts or ())}:
             if h not in platform_names:
-                problems.append(f"gpus.toml: gpu cc={g.cc}: host {h!r} is no cuda.toml platform")
+                problems.append(
+                    f"gpus.toml: gpu cc={g.cc}: host {h!r} is no platforms.toml row platform"
+                )
     if problems:
         raise CatalogError(problems)
     metas = tuple(m for m in (gmeta, cmeta, pmeta, tmeta) if m is not None)

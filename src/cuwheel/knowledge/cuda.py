@@ -1,6 +1,6 @@
 """CUDA releases (``data/cuda.toml``): what each release's nvcc builds and emits, its
-minimum drivers, the minor-version-compatibility floors, renamed architectures and the row
-platforms with their wheel tags."""
+minimum drivers, the minor-version-compatibility floors and renamed architectures (the
+platforms are data/platforms.toml's, :mod:`cuwheel.knowledge.platforms`)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,13 @@ from cuwheel.knowledge._load import (
     read_meta,
     sass_name,
     source_mark,
-    tables,
 )
+from cuwheel.knowledge.platforms import OSES
 from cuwheel.model.arch import Arch, ArchSpec, ArchSpellingError, parse_arch_specs
 
 __all__ = [
     "ForwardCompat",
     "MinorCompat",
-    "Platform",
     "Release",
     "Rename",
     "load_codec_gates",
@@ -133,15 +132,6 @@ class Rename:
     note: str | None = None
 
 
-@dataclass(frozen=True)
-class Platform:
-    """A platform of release rows (``linux-x86_64``) and its wheel platform tags."""
-
-    name: str
-    os: str  # "linux" or "windows"
-    wheel_tags: tuple[str, ...]  # fnmatch patterns
-
-
 def load_cuda(
     data: Mapping[str, Any],
     chk: Checker,
@@ -149,7 +139,6 @@ def load_cuda(
     tuple[Release, ...],
     tuple[MinorCompat, ...],
     tuple[Rename, ...],
-    tuple[Platform, ...],
     tuple[str, ...],
     DataSource | None,
 ]:
@@ -283,16 +272,7 @@ def load_cuda(
                 )
             )
 
-    platforms: list[Platform] = []
-    for i, raw in enumerate(tables(data, "platform", chk)):
-        f = chk.fields(raw, f"platform[{i}]", {"name": str, "os": str, "wheel_tags": list})
-        if len(f) == 3:
-            if f["os"] not in ("linux", "windows"):
-                chk.problem(f"platform {f['name']}", f"os must be linux or windows: {f['os']!r}")
-            platforms.append(Platform(f["name"], f["os"], tuple(f["wheel_tags"])))
-    if len({p.name for p in platforms}) != len(platforms):
-        chk.problem("platform", "duplicate platform names")
-    return tuple(releases), tuple(compat), tuple(renames), tuple(platforms), unreleased, meta
+    return tuple(releases), tuple(compat), tuple(renames), unreleased, meta
 
 
 def load_forward_compat(
@@ -310,7 +290,7 @@ def load_forward_compat(
     if len(f) < 5:
         return None
     for o in f["os"]:
-        if o not in ("linux", "windows"):
+        if o not in OSES:
             chk.problem("[forward_compat]", f"os must be linux or windows: {o!r}")
     for seg in f["segments"]:
         if seg not in segments:

@@ -23,7 +23,7 @@ class Product:
     segment: str  # "datacenter", "workstation", "consumer", "embedded"
     aliases: tuple[str, ...] = ()
     note: str | None = None
-    # Row platforms (cuda.toml [[platform]] names) whose wheels can drive this product, where
+    # Row platforms (data/platforms.toml row platforms) whose wheels can drive this product, where
     # it differs from its GPU's ``hosts``; None = the GPU's.
     hosts: tuple[str, ...] | None = None
 

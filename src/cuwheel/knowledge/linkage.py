@@ -6,14 +6,19 @@ neither imports the other."""
 from __future__ import annotations
 
 from cuwheel.knowledge import catalog
+from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
 
 __all__ = ["binary_os", "runtime_majors"]
 
 
 def binary_os(binary: Binary) -> str:
-    """``"windows"`` for PE files, else ``"linux"`` (the OS whose driver would load it)."""
-    return "windows" if binary.format == "pe" else "linux"
+    """The OS whose driver would load ``binary``: the OS of the platforms whose native
+    format it has (``"windows"`` for PE files, data/platforms.toml), else ``"linux"``."""
+    for p in load_platforms().platforms:
+        if p.binary_format == binary.format:
+            return p.os
+    return "linux"
 
 
 def runtime_majors(binary: Binary) -> tuple[tuple[int, str], ...]:

@@ -5,16 +5,19 @@ libraries that only the driver provides."""
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from cuwheel._validate import Checker
 from cuwheel.knowledge._load import DataSource, each_table, read_meta, source_mark, tables
+from cuwheel.knowledge.platforms import OSES
 
 __all__ = [
-    "Carrier", "CarrierBuild", "Component", "PackageLibraries", "load_carriers",
-    "load_package_libraries", "load_packages", "match_lib",
+    "Carrier", "CarrierBuild", "Component", "DriverStandIns", "PackageLibraries",
+    "load_carriers", "load_driver_stand_ins", "load_package_libraries", "load_packages",
+    "match_lib",
 ]  # fmt: skip
 
 
@@ -131,7 +134,8 @@ def load_packages(
         data.get("driver"),
         "[driver]",
         {"linux": list, "windows": list},
-        {"windows_unverified": list, "not_driver": list, "source": str, "note": str},
+        {"windows_unverified": list, "not_driver": list, "source": str, "note": str,
+         "stand_in_packages": list, "stand_in_extras": list, "exports": dict},
     )
     not_driver = tuple(d.get("not_driver", []))
     linux = tuple(d.get("linux", []))
@@ -165,7 +169,7 @@ class CarrierBuild:
     """Releases of a carrier whose default PyPI wheel for one platform ships one CUDA major
     (``cuda`` 0: CPU-only), read from the wheels' METADATA and version file."""
 
-    platform: str  # a cuda.toml platform name ("linux-x86_64")
+    platform: str  # a row platform of data/platforms.toml ("linux-x86_64")
     cuda: int
     releases: tuple[str, ...]
     source: str
@@ -214,7 +218,7 @@ def load_carriers(data: Mapping[str, Any], chk: Checker, components: tuple[Compo
             if c not in known:
                 chk.problem(f"carrier {f['name']}", f"unknown component {c!r}")
         for o in f["os"]:
-            if o not in ("linux", "windows"):
+            if o not in OSES:
                 chk.problem(f"carrier {f['name']}", f"os must be linux or windows: {o!r}")
         out.append(Carrier(f["name"], tuple(f["os"]), tuple(f["components"]), f["source"],
                            tuple(builds.pop(f["name"], ()))))
@@ -260,3 +264,40 @@ def load_package_libraries(data: Mapping[str, Any], chk: Checker
             source_mark(chk, where, f["source"]), tuple(f.get("release_bound_symbols", ())),
         ))  # fmt: skip
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class DriverStandIns:
+    """packages.toml ``[driver]``: what stands in for a driver library (DRV001 / DRV002)."""
+
+    packages: tuple[str, ...]  # distributions that install a link-time stub
+    toolkit_extras: tuple[str, ...]  # cuda-toolkit extras that require one of them
+    exports: tuple[tuple[str, frozenset[str]], ...]  # driver library -> its own entry points
+
+
+@functools.cache
+def load_driver_stand_ins() -> DriverStandIns:
+    """The shipped packages.toml's ``[driver]`` stand-ins, read and validated once."""
+    from cuwheel.errors import CatalogError
+    from cuwheel.knowledge._load import read_data_file
+
+    chk = Checker("packages.toml")
+    data = read_data_file("packages.toml").get("driver")
+    d: dict[str, Any] = data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        chk.problem("[driver]", "expected a table")
+    pkgs = d.get("stand_in_packages", [])
+    extras = d.get("stand_in_extras", [])
+    raw = d.get("exports", {})
+    for key, value in (("stand_in_packages", pkgs), ("stand_in_extras", extras)):
+        if not (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+            chk.problem("[driver]", f"{key!r} must be a non-empty list of strings")
+    exports: list[tuple[str, frozenset[str]]] = []
+    for lib, symbols in (raw.items() if isinstance(raw, dict) else ()):
+        if not (isinstance(symbols, list) and symbols and all(isinstance(x, str) for x in symbols)):
+            chk.problem("[driver]", f"exports.{lib}: expected symbol names")
+        else:
+            exports.append((lib, frozenset(symbols)))
+    if chk.problems:
+        raise CatalogError(chk.problems)
+    return DriverStandIns(tuple(pkgs), tuple(extras), tuple(exports))

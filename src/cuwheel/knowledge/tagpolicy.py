@@ -35,7 +35,6 @@ __all__ = [
 
 _MANY = re.compile(r"^manylinux_(\d+)_(\d+)_(.+)$")
 _MUSL = re.compile(r"^musllinux_(\d+)_(\d+)_(.+)$")
-_LEGACY = re.compile(r"^(manylinux1|manylinux2010|manylinux2014)_(.+)$")
 _VERSION = re.compile(r"\d+(\.\d+)*")
 
 
@@ -102,13 +101,10 @@ def parse_platform_tag(tag: str, policies: TagPolicies) -> PlatformTag | None:
     """``manylinux_2_28_x86_64`` / ``manylinux2014_aarch64`` / ``musllinux_1_2_x86_64`` ->
     its family, libc version, architecture and policy (the exact one, else the newest of
     the family at or below its libc version); None for any other tag."""
-    m = _LEGACY.match(tag)
-    if m:
-        alias, arch = m.groups()
-        for p in policies.policies:
-            if alias in p.aliases:
-                return PlatformTag(tag, p.family, p.libc, arch, p)
-        return None
+    for p in policies.policies:  # the legacy names: each policy's aliases (manylinux2014)
+        for alias in p.aliases:
+            if tag.startswith(alias + "_") and len(tag) > len(alias) + 1:
+                return PlatformTag(tag, p.family, p.libc, tag[len(alias) + 1:], p)
     m = _MANY.match(tag) or _MUSL.match(tag)
     if not m:
         return None

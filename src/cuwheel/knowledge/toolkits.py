@@ -1,7 +1,8 @@
-"""CUDA toolkits per train (``data/toolkits.toml``): each train's NVIDIA releases, the
-platforms its major has archives and wheels for, and each component's redist key and
-wheel.  Component versions are not here: they are read from the release's own manifest
-or its ``cuda-toolkit`` meta-package (cuwheel.toolkit.assemble).
+"""CUDA toolkits per train (``data/toolkits.toml``): each train's NVIDIA releases and each
+component's redist key and wheel; the platforms its major has archives and wheels for are
+data/platforms.toml's (:mod:`cuwheel.knowledge.platforms`).  Component versions are not
+here: they are read from the release's own manifest or its ``cuda-toolkit`` meta-package
+(cuwheel.toolkit.assemble).
 
 :func:`build_toolkits` validates a parsed table (every problem at once, as
 :class:`CatalogError`); :func:`load_toolkits` reads the shipped file once.  The lookups
@@ -12,13 +13,15 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cuwheel._validate import Checker, did_you_mean
 from cuwheel.errors import CatalogError, UnknownName
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, source_mark, tables
+from cuwheel.knowledge.platforms import Platform, load_platforms
+from cuwheel.model.train import TrainSpellingError, parse_train_name
 
 __all__ = [
     "DATA_FILE",
@@ -59,12 +62,8 @@ class ToolkitComponent:
         return dict(self.wheels).get(major)
 
 
-@dataclass(frozen=True)
-class ToolkitPlatform:
-    name: str  # "linux-x86_64", "win-amd64"
-    os: str  # "linux" / "windows"
-    pip_platforms: tuple[str, ...]
-    note: str | None = None
+# A platform of `cuwheel toolkit`: a data/platforms.toml record with manifest keys.
+ToolkitPlatform = Platform
 
 
 def release_key(release: str) -> tuple[int, ...]:
@@ -139,8 +138,11 @@ class ToolkitCatalog:
         return tuple(c for c in self.components if name in c.sets)
 
 
-def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCatalog:
-    """Validate a parsed ``toolkits.toml``; raises CatalogError listing every problem."""
+def build_toolkits(
+    data: Mapping[str, Any], file: str = DATA_FILE, platforms: Sequence[Platform] | None = None
+) -> ToolkitCatalog:
+    """Validate a parsed ``toolkits.toml``; raises CatalogError listing every problem.
+    ``platforms``: the toolkit platforms (default: data/platforms.toml's)."""
     chk = Checker(file)
     meta = read_meta(data, chk)
     components: list[ToolkitComponent] = []
@@ -183,51 +185,13 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
         if len(set(values)) != len(values):
             chk.problem("component", f"duplicate component {key}s")
 
-    platforms: list[ToolkitPlatform] = []
-    for i, raw in enumerate(tables(data, "platform", chk)):
-        f = chk.fields(
-            raw, f"platform[{i}]", {"name": str, "os": str, "pip_platforms": list}, {"note": str}
-        )
-        if len(f.keys() & {"name", "os", "pip_platforms"}) < 3:
-            continue
-        if f["os"] not in ("linux", "windows"):
-            chk.problem(f"platform {f['name']}", f"os must be linux or windows: {f['os']!r}")
-        if not f["pip_platforms"]:
-            chk.problem(f"platform {f['name']}", "pip_platforms is empty")
-        platforms.append(
-            ToolkitPlatform(f["name"], f["os"], tuple(f["pip_platforms"]), f.get("note"))
-        )
-    platform_names = {p.name for p in platforms}
-    if len(platform_names) != len(platforms):
-        chk.problem("platform", "duplicate platform names")
+    if platforms is None:
+        platforms = load_platforms().toolkits
+    platforms = tuple(p for p in platforms if p.toolkit)
 
-    majors_: dict[int, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {}
-    for i, raw in enumerate(tables(data, "major", chk)):
-        f = chk.fields(
-            raw,
-            f"major[{i}]",
-            {"major": int, "redist_platforms": dict, "wheel_platforms": list},
-            {"source": str, "note": str},
-        )
-        if len(f.keys() & {"major", "redist_platforms", "wheel_platforms"}) < 3:
-            continue
-        where = f"major {f['major']}"
-        source_mark(chk, where, f.get("source"))
-        rplats: list[tuple[str, str]] = []
-        for plat, key in f["redist_platforms"].items():
-            if plat not in platform_names:
-                chk.problem(where, f"redist_platforms: {plat!r} is no platform")
-            elif not isinstance(key, str):
-                chk.problem(where, f"redist_platforms: {plat}: expected a string")
-            else:
-                rplats.append((plat, key))
-        wplats = tuple(f["wheel_platforms"])
-        for plat in wplats:
-            if plat not in platform_names:
-                chk.problem(where, f"wheel_platforms: {plat!r} is no platform")
-        if f["major"] in majors_:
-            chk.problem(where, "duplicate major")
-        majors_[f["major"]] = (tuple(rplats), wplats)
+    def major_platforms(major: int) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+        redist = tuple((p.name, key) for p in platforms if (key := p.redist_key(major)))
+        return redist, tuple(p.name for p in platforms if major in p.nvidia_wheels)
 
     trains: list[ToolkitTrain] = []
     for i, raw in enumerate(tables(data, "train", chk)):
@@ -237,25 +201,28 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
         if len(f.keys() & {"train", "releases"}) < 2:
             continue
         where = f"train {f['train']}"
-        m = re.fullmatch(r"cu(\d+)(\d)", f["train"])
+        try:
+            spelled = parse_train_name(f["train"])
+        except TrainSpellingError:
+            spelled = None
         releases = tuple(f["releases"])
-        if m is None:
+        if spelled is None or spelled.name != f["train"]:
             chk.problem(where, "train must be spelled cuXYZ")
             continue
         if not releases:
             chk.problem(where, "releases is empty")
             continue
         for r in releases:
-            if not (isinstance(r, str) and re.fullmatch(rf"{m[1]}\.{m[2]}\.\d+", r)):
+            if not (isinstance(r, str) and re.fullmatch(rf"{spelled.dotted}\.[0-9]+", r)):
                 chk.problem(where, f"releases: {r!r} is no release of this train")
                 releases = ()
         if not releases:
             continue
         if list(releases) != sorted(set(releases), key=release_key):
             chk.problem(where, "releases must be listed once each, oldest first")
-        plats = majors_.get(int(m[1]))
-        if plats is None:
-            chk.problem(where, f"no [[major]] table for CUDA {m[1]}")
+        plats = major_platforms(spelled.major)
+        if not plats[0]:
+            chk.problem(where, f"no platform of platforms.toml has CUDA {spelled.major} archives")
             continue
         trains.append(
             ToolkitTrain(
@@ -267,7 +234,7 @@ def build_toolkits(data: Mapping[str, Any], file: str = DATA_FILE) -> ToolkitCat
         chk.problem("train", "duplicate trains")
     if chk.problems:
         raise CatalogError(chk.problems)
-    return ToolkitCatalog(tuple(components), tuple(platforms), tuple(trains), meta)
+    return ToolkitCatalog(tuple(components), platforms, tuple(trains), meta)
 
 
 @functools.cache

@@ -21,6 +21,7 @@ from cuwheel.errors import ArchSpellingError, CatalogError
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, source_mark, tables
 from cuwheel.model.arch import Arch, ArchSpec, parse_torch_arch_list
+from cuwheel.model.train import TrainSpellingError, parse_train_name
 
 __all__ = [
     "DATA_FILE",
@@ -33,7 +34,6 @@ __all__ = [
 
 DATA_FILE = "torch_archs.toml"
 _SERIES = re.compile(r"\d+\.\d+")
-_TRAIN = re.compile(r"cu([0-9]{1,5})([0-9])", re.ASCII)
 # A torch version as pip spells it: 2.7.1, 2.7.1+cu128, 2.8.0.post1, 2.10.0rc3+cu130.
 # ASCII, every part bounded: the version comes from a wheel's requirements or build record
 _VERSION = re.compile(
@@ -85,8 +85,13 @@ class TorchArchCatalog:
 
 
 def _train_release(train: str) -> str | None:
-    m = _TRAIN.fullmatch(train)
-    return f"{m[1]}.{m[2]}" if m else None
+    """``cu128`` -> ``12.8``; None for any other spelling (the data and pip's local labels
+    spell trains cuXYZ)."""
+    try:
+        name = parse_train_name(train)
+    except TrainSpellingError:
+        return None
+    return name.dotted if name.name == train else None
 
 
 def build_torch_archs(data: Mapping[str, Any], file: str = DATA_FILE) -> TorchArchCatalog:
@@ -182,7 +187,7 @@ def torch_arch_list(
     if m is None:
         return None
     local = m[3]
-    if local is not None and _TRAIN.fullmatch(local):
+    if local is not None and _train_release(local) is not None:
         if train is not None and train != local:
             raise ValueError(f"torch {torch_version} is a {local} build, not {train}")
         train = local

@@ -19,6 +19,7 @@ from cuwheel.errors import ConfigError, shown
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Release
 from cuwheel.model.arch import Arch, ArchSpec, normalize_specs
+from cuwheel.model.train import TrainSpellingError, parse_train_name
 
 __all__ = [
     "CPU_TRAIN",
@@ -62,27 +63,23 @@ CPU_TRAIN = Train(None)
 def parse_train(text: str) -> Train:
     """``cu130`` / ``13.0`` / ``13.0.2`` / ``cpu`` -> Train; raises ConfigError.
 
-    The release must be in the catalog (``cu127`` fails: CUDA 12.7 was never released).
+    The spelling is :func:`cuwheel.model.train.parse_train_name`'s; the release must be in
+    the catalog (``cu127`` fails: CUDA 12.7 was never released).
     """
-    t = text.strip().lower()
-    if t == "cpu":
+    if text.strip().lower() == "cpu":
         return CPU_TRAIN
-    m = re.fullmatch(r"cu([0-9]{2,5})([0-9])", t)
-    if m is not None:
-        version = (int(m[1]), int(m[2]))
-    else:
-        try:
-            version = catalog.parse_version(t)
-        except ValueError:
-            hint = ""
-            if re.fullmatch(r"cu[0-9]{1,2}", t):
-                hint = " (a train names a release: cu130, not cu13)"
-            raise ConfigError(
-                f"not a CUDA train: {shown(text)}{hint}; expected cuXYZ (cu130), X.Y (13.0) "
-                "or cpu"
-            ) from None
     try:
-        return Train(catalog.release(version))
+        name = parse_train_name(text)
+    except TrainSpellingError:
+        hint = ""
+        if re.fullmatch(r"cu[0-9]{1,2}", text.strip().lower(), re.ASCII):
+            hint = " (a train names a release: cu130, not cu13)"
+        raise ConfigError(
+            f"not a CUDA train: {shown(text)}{hint}; expected cuXYZ (cu130), X.Y (13.0) "
+            "or cpu"
+        ) from None
+    try:
+        return Train(catalog.release(name.version))
     except LookupError as exc:
         raise ConfigError(f"train {shown(text)}: {exc}") from None
 

@@ -22,7 +22,6 @@ a contradiction; ``check`` reports the wheel's tag against the row as a finding)
 from __future__ import annotations
 
 import os
-import sysconfig
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -30,7 +29,7 @@ from pathlib import PurePath
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from cuwheel.errors import ConfigError, shown
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge import catalog, platforms
 from cuwheel.plan.rows import Plan, Row, Train, parse_train, plan_for, select_row
 
 __all__ = [
@@ -90,9 +89,10 @@ def parse_wheel_name(filename: str) -> WheelName:
 
 
 def host_platform() -> str | None:
-    """This machine's row platform (``linux-x86_64``, ``win-amd64``...), or None."""
-    name = sysconfig.get_platform()
-    return name if catalog.platform(name) is not None else None
+    """This machine's row platform (``linux-x86_64``, ``win-amd64``...), or None: the row
+    platform of :func:`cuwheel.knowledge.platforms.host_platform`'s record."""
+    here = platforms.host_platform()
+    return here.row_platform if here is not None else None
 
 
 @dataclass(frozen=True)

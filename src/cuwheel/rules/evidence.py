@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.cuda import Release
+from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind
 from cuwheel.rules.loading import counted_containers
@@ -35,10 +36,8 @@ __all__ = [
 
 # A library whose containers come in this many different SASS architecture sets picks its
 # kernels by architecture at run time (when its toolkit knew the GPU).  Measured on real
-# wheels (docs/compat.md#dispatch-threshold): NVIDIA's cuBLAS / cuBLASLt / cuDNN /
-# cuSPARSELt / cuFFT have 10 to 35 sets; extension modules built from one arch list (torch,
-# xformers, vLLM, bitsandbytes, CuPy, JAX) have 1 to 4.
-DISPATCH_ARCH_SETS = 8
+# wheels: data/thresholds.toml [dispatch_arch_sets] says on which (docs/compat.md).
+DISPATCH_ARCH_SETS: int = load_thresholds().dispatch_arch_sets
 
 
 
@@ -53,11 +52,9 @@ def specialised_only(binary: Binary) -> bool:
 
 
 # The lowest architecture a library's build starts at: the smallest first architecture that
-# at least this share of its containers with plain code start at.  Measured
-# (docs/compat.md#build-floor): vLLM 0.19.1's _C.abi3.so starts 28 of 63 such containers at
-# sm_70 and 1 (a helper built with nvcc's default) at sm_52; faiss-gpu 1.7.2's smallest first
-# architecture, sm_30, starts 37 of 128.
-FLOOR_SHARE = 0.1
+# at least this share of its containers with plain code start at.  Measured on vLLM's and
+# faiss-gpu's libraries: data/thresholds.toml [floor_share].
+FLOOR_SHARE: float = load_thresholds().floor_share
 
 
 def build_floor(binary: Binary) -> Arch | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from cuwheel.knowledge import catalog
+from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry
 
@@ -225,8 +226,8 @@ def codec_gate(entry: FatbinEntry, cuda: tuple[int, int] | None, os: str) -> str
 # ---------------------------------------------------------------------------- containers
 
 # nvcc's device-link step puts a kernel-less cubin for the link line's -arch (sm_75 when
-# none is given) first in .nv_fatbin of every linked binary; see docs/compat.md.
-_STUB_MAX_CUBIN = 4096
+# none is given) first in .nv_fatbin of every linked binary; see docs/compat.md.  Its size
+# bound is measured: data/thresholds.toml [stub_max_cubin].
 _LINKED = frozenset({"shared", "executable", "dll", "exe"})
 _FATBIN_SECTIONS = frozenset({".nv_fatbin", ".nv_fatb"})
 STUB_REASON = "nvcc device-link stub (small cubins, no kernels): never needed at run time"
@@ -255,8 +256,9 @@ def link_stub_index(binary: Binary) -> int | None:
     if len(named) < 2:
         return None
     first = binary.containers[named[0]]
+    largest = load_thresholds().stub_max_cubin
     if first.entries and all(
-        e.kind is CodeKind.SASS and e.uncompressed_size <= _STUB_MAX_CUBIN for e in first.entries
+        e.kind is CodeKind.SASS and e.uncompressed_size <= largest for e in first.entries
     ):
         return named[0]
     return None

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.linkage import binary_os, runtime_majors
+from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
 
 __all__ = [
-    "PLATFORM_BINARIES",
     "Driver",
     "RuntimeCheck",
     "binary_os",
@@ -102,22 +102,13 @@ def min_driver(driver_version: str | None, cuda: tuple[int, int] | None, os: str
 
 
 
-# (binary format, machine) of each row platform's native code: the platform a binary can
-# run on at all, whatever its wheel's tag says.
-PLATFORM_BINARIES = {
-    "linux-x86_64": ("elf", "x86_64"),
-    "linux-aarch64": ("elf", "aarch64"),
-    "win-amd64": ("pe", "AMD64"),
-    "win-arm64": ("pe", "ARM64"),
-}
-
-
 def binary_platform(binary: Binary) -> str | None:
     """The row platform whose machines run ``binary`` (``linux-aarch64`` for an aarch64
-    ELF), or None for device code and machines of no row platform."""
-    for name, (fmt, machine) in PLATFORM_BINARIES.items():
-        if binary.format == fmt and binary.machine == machine:
-            return name
+    ELF: each row platform's native format and machine, data/platforms.toml), whatever its
+    wheel's tag says; None for device code and machines of no row platform."""
+    for p in load_platforms().rows:
+        if binary.format == p.binary_format and binary.machine == p.binary_machine:
+            return p.name
     return None
 
 

@@ -1,45 +1,31 @@
-"""Assemble a CUDA toolkit for a train into a prefix: resolve, download, verify, extract,
-lay out, lock, and move into place in one rename.
+"""Assemble a CUDA toolkit into a prefix: download, verify, extract, lay out, lock, and move
+into place in one rename.
 
-:func:`resolve` turns a request (train, platform, components, source) into the exact
-:class:`~cuwheel.toolkit.lock.Lock` to install, failing before any download when the train,
-platform or a component is unknown; :func:`install` makes a prefix hold exactly a lock.
-The tree is built in a temporary directory beside the prefix and renamed over it only when
-complete: a failed or interrupted run leaves the prefix as it was.
+:func:`install` makes a prefix hold exactly a lock (:func:`cuwheel.toolkit.resolve.resolve`
+makes the lock).  The tree is built in a temporary directory beside the prefix and renamed
+over it only when complete: a failed or interrupted run leaves the prefix as it was.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import platform as _platform
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
-import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-
-from cuwheel.errors import ToolkitError, UnknownName
-from cuwheel.knowledge.toolkits import (
-    SETS,
-    ToolkitCatalog,
-    ToolkitComponent,
-    ToolkitTrain,
-    load_toolkits,
-)
+from cuwheel.errors import ToolkitError
+from cuwheel.knowledge import platforms
 from cuwheel.toolkit.cache import Cache
 from cuwheel.toolkit.env import host_os
 from cuwheel.toolkit.extract import Tree, extract_redist, extract_wheel
-from cuwheel.toolkit.fetch import Download, Progress, as_url, fetch_all, read_url
+from cuwheel.toolkit.fetch import Download, Progress, fetch_all
 from cuwheel.toolkit.lock import (
     LOCK_NAME,
     OWNER_NAME,
@@ -49,13 +35,22 @@ from cuwheel.toolkit.lock import (
     read_lock,
     write_owner,
 )
-from cuwheel.toolkit.manifest import Manifest, parse_manifest
+from cuwheel.toolkit.resolve import (
+    DEFAULT_REDIST_URL,
+    NEWEST_MAX_AGE,
+    host_platform,
+    meta_pins,
+    normalize_train,
+    parse_train,
+    resolve,
+    select_components,
+)
 from cuwheel.toolkit.stubs import write_driver_stub
 from cuwheel.toolkit.verify import Damage, verify_tree, write_record
-from cuwheel.toolkit.wheels import META_DIST, resolve_meta, resolve_wheels
 
 __all__ = [
     "DEFAULT_REDIST_URL",
+    "NEWEST_MAX_AGE",
     "Installed",
     "check_build_tools",
     "host_platform",
@@ -68,11 +63,6 @@ __all__ = [
     "verify",
 ]
 
-DEFAULT_REDIST_URL = "https://developer.download.nvidia.com/compute/cuda/redist/"
-SOURCES = ("redist", "wheels")
-# how long the index's answer to "the train's newest release" is reused (--refresh: 0)
-NEWEST_MAX_AGE = 3600.0
-
 
 @dataclass(frozen=True)
 class Installed:
@@ -84,248 +74,6 @@ class Installed:
     seconds: float
     # what was wrong with the prefix that this run assembled again
     repaired: Damage = field(default_factory=Damage)
-
-
-def host_platform() -> str:
-    machine = _platform.machine().lower()
-    if sys.platform == "win32":
-        return "win-amd64"
-    if machine in ("aarch64", "arm64"):
-        return "linux-sbsa"
-    return "linux-x86_64"
-
-
-def normalize_train(text: str) -> str:
-    """``cu130`` / ``13.0`` / ``13.0.2`` -> ``cu130``; ToolkitError otherwise."""
-    return parse_train(text)[0]
-
-
-def parse_train(text: str) -> tuple[str, str | None]:
-    """The train and, when one is named, the release: ``cu132`` and ``13.2`` -> ``("cu132",
-    None)`` (its newest release), ``13.2.1`` -> ``("cu132", "13.2.1")``."""
-    t = text.strip().lower()
-    # ASCII digits, bounded (a Unicode digit or a 5,000-digit number is no train)
-    if re.fullmatch(r"cu[0-9]{3,6}", t, re.ASCII):
-        return t, None
-    m = re.fullmatch(r"([0-9]{1,5})\.([0-9])(?:\.([0-9]{1,6}))?", t, re.ASCII)
-    if m is not None:
-        return f"cu{m[1]}{m[2]}", (t if m[3] is not None else None)
-    raise ToolkitError(
-        f"not a CUDA train: {text!r}; expected cuXYZ (cu130), X.Y (13.0) or a release X.Y.Z"
-    )
-
-
-def _train(cat: ToolkitCatalog, name: str) -> tuple[ToolkitTrain, str | None]:
-    train, release = parse_train(name)
-    try:
-        return cat.train(train), release
-    except UnknownName as exc:
-        raise ToolkitError(str(exc)) from None
-
-
-def select_components(
-    cat: ToolkitCatalog,
-    train: ToolkitTrain,
-    names: Sequence[str] = (),
-    for_: str | None = None,
-) -> list[ToolkitComponent]:
-    """The components of a request: named ones (each must be part of the train's CUDA
-    major), or the members of a set (``build`` / ``runtime``) that the major has."""
-    if names and for_:
-        raise ToolkitError("give --components or --for, not both")
-    if not names:
-        set_name = for_ or "build"
-        if set_name not in SETS:
-            raise ToolkitError(f"--for must be one of {', '.join(SETS)}, not {set_name!r}")
-        return [c for c in cat.set_members(set_name) if train.major in c.majors]
-    out: list[ToolkitComponent] = []
-    for name in names:
-        try:
-            comp = cat.component(name.strip())
-        except UnknownName as exc:
-            raise ToolkitError(str(exc)) from None
-        if train.major not in comp.majors:
-            have = [c.name for c in cat.components if train.major in c.majors]
-            hint = " (in CUDA 12 it is part of nvcc)" if comp.name in ("crt", "nvvm") else ""
-            raise ToolkitError(
-                f"{train.train} (CUDA {train.major}) has no component {comp.name}{hint}; "
-                f"it has: {', '.join(have)}"
-            )
-        if comp not in out:
-            out.append(comp)
-    return out
-
-
-def _manifest(base: str, release: str, cache: Cache) -> tuple[str, Manifest]:
-    url = urllib.parse.urljoin(base, f"redistrib_{release}.json")
-    cached = cache.keyed("manifests", url)
-    try:
-        data = cached.read_bytes()
-    except OSError:
-        data = b""
-    try:
-        manifest = parse_manifest(data, url) if data else None
-    except ToolkitError:
-        manifest = None
-    if manifest is None:
-        data = read_url(url)
-        manifest = parse_manifest(data, url)
-        if manifest.release_label == release:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, cached)
-    if manifest.release_label != release:
-        raise ToolkitError(f"{url}: release_label is {manifest.release_label!r}, not {release}")
-    return url, manifest
-
-
-def _redist_parts(
-    train: ToolkitTrain,
-    release: str,
-    platform: str,
-    comps: Sequence[ToolkitComponent],
-    base_url: str,
-    cache: Cache,
-) -> list[Part]:
-    key = train.redist_platform(platform)
-    if key is None:
-        have = ", ".join(p for p, _ in train.redist_platforms)
-        raise ToolkitError(f"{train.train} has no redist archives for {platform}; it has: {have}")
-    base = as_url(base_url)
-    if not base.endswith("/"):
-        base += "/"
-    url, manifest = _manifest(base, release, cache)
-    parts = []
-    for comp in comps:
-        entry = manifest.component(comp.redist)
-        if entry is None:
-            raise ToolkitError(f"{url}: no component {comp.redist} in the manifest")
-        archive = entry.archive(key)
-        if archive is None:
-            raise ToolkitError(
-                f"{url}: {comp.redist} {entry.version} has no {key} archive "
-                f"(it has: {', '.join(entry.platform_keys) or 'none'})"
-            )
-        parts.append(
-            Part(
-                comp.name,
-                comp.redist,
-                entry.version,
-                urllib.parse.urljoin(url, archive.relative_path),
-                archive.sha256,
-                archive.size,
-                archive.kind,
-                archive.top_dir,
-            )
-        )
-    return parts
-
-
-# PEP 508 marker values of each platform's Python (the meta-package's requirements are
-# conditional on them)
-_MARKERS = {
-    "linux-x86_64": {"sys_platform": "linux", "platform_machine": "x86_64"},
-    "linux-sbsa": {"sys_platform": "linux", "platform_machine": "aarch64"},
-    "linux-aarch64": {"sys_platform": "linux", "platform_machine": "aarch64"},
-    "win-amd64": {"sys_platform": "win32", "platform_machine": "AMD64"},
-}
-
-
-def meta_pins(requires_dist: Sequence[str], platform: str) -> dict[str, str]:
-    """Distribution -> specifier of every wheel a ``cuda-toolkit`` release requires (extra
-    ``all``) on ``platform``."""
-    env = {**_MARKERS.get(platform, {}), "extra": "all"}
-    pins: dict[str, str] = {}
-    for text in requires_dist:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if req.marker is not None and not req.marker.evaluate(env):
-            continue
-        pins[canonicalize_name(req.name)] = str(req.specifier)
-    return pins
-
-
-def _wheel_parts(
-    cat: ToolkitCatalog,
-    train: ToolkitTrain,
-    release: str | None,
-    platform: str,
-    comps: Sequence[ToolkitComponent],
-    cache: Cache,
-    python: str | None,
-    refresh_after: float,
-) -> tuple[str, list[Part]]:
-    if platform not in train.wheel_platforms:
-        raise ToolkitError(
-            f"NVIDIA publishes no wheels of {train.train} for {platform} (it does for "
-            f"{', '.join(train.wheel_platforms) or 'none'}); use --source redist"
-        )
-    tags = cat.platform(platform).pip_platforms
-    spec = f"=={release}" if release else f"=={train.major}.{train.minor}.*"
-    extras = [c.extra for c in comps]
-    meta = resolve_meta(
-        spec, tags, cache, python, max_age=None if release else refresh_after, extras=extras
-    )
-    pins = meta_pins(meta.requires_dist, platform)
-    wanted = []
-    for comp in comps:
-        dist = comp.wheel(train.major)
-        if dist is None or canonicalize_name(dist) not in pins:
-            raise ToolkitError(
-                f"{comp.name} of CUDA {meta.release} has no wheel on the package index "
-                f"({META_DIST} {meta.version} requires none for {platform}); use --source redist"
-            )
-        wanted.append((dist, pins[canonicalize_name(dist)]))
-    wheels = resolve_wheels(wanted, tags, cache, python)
-    return meta.release, [
-        Part(c.name, w.dist, w.version, w.url, w.sha256, None, "wheel")
-        for c, w in zip(comps, wheels, strict=True)
-    ]
-
-
-def resolve(
-    train: str,
-    platform: str | None = None,
-    components: Sequence[str] = (),
-    for_: str | None = None,
-    source: str = "redist",
-    *,
-    base_url: str | None = None,
-    cache: Cache | None = None,
-    catalog: ToolkitCatalog | None = None,
-    python: str | None = None,
-    refresh_after: float = NEWEST_MAX_AGE,
-) -> Lock:
-    """The lock a request installs; ToolkitError before any archive is downloaded when the
-    train, platform, component or source is unknown.
-
-    ``train`` is a train (``cu132``, ``13.2``: its newest release) or a release
-    (``13.2.1``).  redist: the newest release the catalog lists, whose manifest gives each
-    component's version; wheels: the newest ``cuda-toolkit`` release of the train on the
-    index, whose requirements pin each component wheel (the index's answer is kept for
-    ``refresh_after`` seconds; 0: ask again now).  The lock's ``cuda`` is the release
-    resolved."""
-    cat = catalog or load_toolkits()
-    if source not in SOURCES:
-        raise ToolkitError(f"--source must be one of {', '.join(SOURCES)}, not {source!r}")
-    t, release = _train(cat, train)
-    plat = platform or host_platform()
-    try:
-        plat_os = cat.platform(plat).os
-    except UnknownName as exc:
-        raise ToolkitError(str(exc)) from None
-    comps = select_components(cat, t, components, for_)
-    cache = cache or Cache.at()
-    if source == "redist":
-        base = base_url or os.environ.get("CUWHEEL_REDIST_URL") or DEFAULT_REDIST_URL
-        resolved = release or t.latest
-        parts = _redist_parts(t, resolved, plat, comps, base, cache)
-    else:
-        resolved, parts = _wheel_parts(cat, t, release, plat, comps, cache, python, refresh_after)
-    return Lock(t.train, resolved, plat, plat_os, source, tuple(parts))
 
 
 # ---------------------------------------------------------------------------- install
@@ -402,14 +150,19 @@ BUILD_TOOLS = ("bin/nvcc", "nvvm/bin/cicc", "bin/ptxas", "bin/nvlink", "bin/fatb
 
 
 def _machine(platform: str) -> str:
-    return "x86_64" if platform == "linux-x86_64" else "aarch64"
+    """The machine of ``platform``'s native code (x86_64, aarch64, AMD64); empty for a
+    platform of no record (a lock file's word)."""
+    known = platforms.load_platforms().get(platform)
+    return known.binary_machine if known is not None else ""
 
 
 def _runs_here(lock: Lock) -> bool:
     if lock.os != host_os():
         return False
-    here = "aarch64" if _platform.machine().lower() in ("aarch64", "arm64") else "x86_64"
-    return lock.os == "windows" or _machine(lock.platform) == here
+    here = platforms.host_platform()
+    return lock.os == "windows" or (
+        here is not None and here.binary_machine == _machine(lock.platform)
+    )
 
 
 def check_build_tools(tree: Path, lock: Lock) -> None:
