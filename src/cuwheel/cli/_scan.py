@@ -48,7 +48,8 @@ def register(sub: Any) -> None:
     p.add_argument("--records", action="append", default=[], metavar="FILE",
                    help="records of earlier scans to merge into the summary (not rescanned)")
     p.add_argument("--cache", metavar="DIR",
-                   help="result cache (default: $XDG_CACHE_HOME/cuwheel/scan)")
+                   help="result cache (default: scan/ in $CUWHEEL_CACHE or the "
+                   "platform's cache directory, ~/.cache/cuwheel)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--no-check", action="store_true",
                    help="inventory only: leave the audit-mode check out of the records")
