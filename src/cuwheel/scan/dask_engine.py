@@ -100,8 +100,8 @@ def run_dask(
             line: str = fut.result()
             fut.release()
             outstanding -= 1
-            submit()
             yield line
+            submit()  # after the caller took the record: never more than the bound held
     finally:
         client.close()
         if cluster is not None:

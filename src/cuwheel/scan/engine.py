@@ -227,8 +227,8 @@ def _stream(
                     if error is not None or path is None:
                         line = error_record(ref.input, ref.filename, sha, error or "?", options)
                         res.count(line)
-                        release(None)
                         yield line
+                        release(None)
                         continue
                     with contextlib.suppress(OSError):
                         on_disk[path] = os.path.getsize(path)
@@ -237,8 +237,8 @@ def _stream(
                     if hit is not None:
                         line = with_input(hit, ref.input)
                         res.count(line, cached=True)
-                        release(path)
                         yield line
+                        release(path)
                         continue
                     ready.append((ref, sha, path))
             if not ready:
@@ -250,8 +250,8 @@ def _stream(
                                         finish=make_record, tags=tags):
                 _store(cache, line, None)
                 res.count(line)
+                yield line  # written by the caller before its wheel is deleted
                 release(paths[i])
-                yield line
     finally:
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
