@@ -199,7 +199,10 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_a_killed_scan_resumes_from_its_output(site: Site, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 128 + signal.SIGTERM),
+                                             (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"])
+def test_a_killed_scan_resumes_from_its_output(site: Site, tmp_path: Path, signum: int,
+                                               code: int) -> None:
     tmp = tmp_path / "t"
     tmp.mkdir()
     env = {**os.environ, "PYTHONPATH": SRC, "TMPDIR": str(tmp)}
@@ -217,12 +220,13 @@ def test_a_killed_scan_resumes_from_its_output(site: Site, tmp_path: Path) -> No
                 break
             time.sleep(0.05)
         assert out.read_bytes().count(b"\n") == 11
-        child.send_signal(signal.SIGTERM)
+        child.send_signal(signum)
         _, err = child.communicate(timeout=120)
     finally:
         if child.poll() is None:
             child.kill()
-    assert child.returncode == 128 + signal.SIGTERM, err
+    assert child.returncode == code, err
+    assert b"Traceback" not in err
     assert list(tmp.iterdir()) == []  # no download left behind
     first = [json.loads(x) for x in out.read_text().splitlines()]
     assert stalled not in {r["wheel"]["filename"] for r in first}
