@@ -68,13 +68,15 @@ def run_dask(
                            "pip install 'cuwheel[dask]'") from None
     dd: Any = distributed  # untyped
     cluster = None
+    n = 0
     if address is None:
         n = n_workers or os.cpu_count() or 1
         cluster = dd.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                dashboard_address=None)
     client = dd.Client(cluster if cluster is not None else address)
     try:
-        bound = max_outstanding or 2 * max(1, _threads(client))
+        # our own cluster's threads are known; a scheduler's workers may still be joining
+        bound = max_outstanding or 2 * (n or _threads(client))
         sized = sorted(((_size(ref), ref, sha) for ref, sha in todo),
                        key=lambda t: -t[0])
         queue = iter(sized)
