@@ -269,7 +269,13 @@ with Summary() as s:
         path = sys.argv[2] + "." + fmt
         with open(path, "w", encoding="utf-8") as f:
             write(s, fmt, f, path=path)
-print(json.dumps({"rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+# VmHWM: this process's own peak since exec (ru_maxrss keeps the parent's peak at fork)
+try:
+    hwm = [int(l.split()[1]) * 1024 for l in open("/proc/self/status")
+           if l.startswith("VmHWM:")][0]
+except (OSError, IndexError):
+    hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"rss": hwm,
                   "wheels": head["wheels"], "errors": head["errors"],
                   "device": head["with_device_code"], "damaged": len(damaged)}))
 """
