@@ -336,7 +336,7 @@ def test_index_bad_hash_is_an_error_record(index: tuple[str, list[str]]) -> None
     res = ScanResult()
     (line,) = scan([bad], workers=1, result=res)
     obj = json.loads(line)
-    assert obj["inventory"] is None and "is not the index's" in obj["error"]
+    assert obj["inventory"] is None and "does not match the expected" in obj["error"]
     assert res.unreadable == [ref.input]
 
 

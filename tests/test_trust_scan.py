@@ -215,7 +215,7 @@ def test_a_wheel_longer_than_the_index_declares_is_cut(site: Site, tmp_path: Pat
     site.pages["/files/" + WHEEL] = b"PK" + bytes(1 << 20)
     ref = WheelRef(f"{site.url}/files/{WHEEL}", WHEEL, None, 100)
     (line,) = list(scan([ref], workers=1, download_dir=str(tmp_path)))
-    assert "larger than the 100 bytes the index declared" in json.loads(line)["error"]
+    assert "longer than the 100 bytes declared by the index" in json.loads(line)["error"]
 
 
 # ------------------------------------------------------------------ records and the cache

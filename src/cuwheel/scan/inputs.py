@@ -23,6 +23,7 @@ from cuwheel.errors import InputError
 
 __all__ = ["Filters", "WheelRef", "expand", "from_index", "is_url", "read_list"]
 
+USER_AGENT = "cuwheel-scan"
 _JSON = "application/vnd.pypi.simple.v1+json"
 _ACCEPT = f"{_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 
@@ -189,7 +190,7 @@ def _get(url: str, policy: IndexPolicy) -> tuple[str, str]:
     import urllib.error
 
     try:
-        ctype, body = policy.get(url, _ACCEPT, "cuwheel-scan")
+        ctype, body = policy.get(url, _ACCEPT, USER_AGENT)
     except urllib.error.HTTPError as exc:
         raise InputError(url, f"cannot read the index page: HTTP {exc.code}") from None
     return ctype, body.decode("utf-8", "replace")
