@@ -345,7 +345,7 @@ _RANGES = st.lists(st.tuples(st.integers(0, 300), st.integers(0, 60)), max_size=
 @given(ranges=_RANGES, points=st.lists(st.integers(-5, 400), max_size=40))
 def test_range_map_is_the_first_range_in_table_order(ranges: list[tuple[int, int]],
                                                      points: list[int]) -> None:
-    from cuwheel.read.stream import RangeMap
+    from cuwheel.read.tables import RangeMap
 
     spans = [(s, s + n, i) for i, (s, n) in enumerate(ranges)]
     rmap = RangeMap(spans)

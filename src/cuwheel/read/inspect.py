@@ -632,7 +632,7 @@ def installed_source(name: str, payload: str = "sample") -> Source:
     from packaging.version import InvalidVersion, Version
 
     from cuwheel.read.installed import find
-    from cuwheel.read.stream import MAX_NAME
+    from cuwheel.read.tables import MAX_NAME
 
     dist = find(name)
     meta = dist.metadata
