@@ -36,9 +36,9 @@ import json, os, resource, sys, time
 limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 import cuwheel
-import cuwheel.read.sources
+import cuwheel.read.wheelfile
 if os.environ.get("CW_OUT_SIZE"):  # stream wheel members in pieces of this size
-    cuwheel.read.sources.OUT_SIZE = int(os.environ["CW_OUT_SIZE"])
+    cuwheel.read.wheelfile.OUT_SIZE = int(os.environ["CW_OUT_SIZE"])
 t0 = time.process_time()  # CPU time: a loaded machine stretches the wall clock
 inv = cuwheel.inspect(sys.argv[2:], workers=1)
 seconds = time.process_time() - t0

@@ -10,7 +10,7 @@ import pytest
 
 import cuwheel
 import cuwheel.read.binary as binary_mod
-import cuwheel.read.sources as sources_mod
+import cuwheel.read.wheelfile as sources_mod
 from wheelfactory import make_wheel
 
 BIN = Path(__file__).parent / "data" / "bin"
