@@ -22,7 +22,6 @@ from cuwheel.read.ar import AR_MAGIC, ArReader
 from cuwheel.read.containers import (
     Candidate,
     ContainerCollector,
-    Region,
     assign_containers,
     unsafe_skips,
 )
@@ -31,6 +30,7 @@ from cuwheel.read.elf import ElfFacts, ElfReader
 from cuwheel.read.fatbin import CONTAINER_MAGIC
 from cuwheel.read.pe import PeFacts, PeReader
 from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header
+from cuwheel.read.regions import Region, merge_ranges
 from cuwheel.read.stream import Chunk, Scan
 from cuwheel.read.tables import Anomalies, NameBudget
 
@@ -121,7 +121,16 @@ def _run(
             scan.finish()
     if scan.missed:
         raise StreamError("its structures could not be located in a bounded number of passes")
-    if _skipped_device_code(regions(), scan.skip):
+    if scan.search_code:
+        # The code ranges were searched as everything else: what was found there is what
+        # a read without the skip finds, which is the answer when a device-code section
+        # lies there; otherwise (rare: a stray signature in code) the read that skips
+        # them is.  Either way a file whose device code lies in its executable segment
+        # (cuFFT's) is decompressed once, not twice.
+        if collector.starting_in(scan.skip) and not _skipped_device_code(regions(),
+                                                                          scan.skip):
+            raise _Reread(keep_code=True)
+    elif _skipped_device_code(regions(), scan.skip):
         raise _Reread(keep_code=False)  # code ranges that hold a device-code section
     if unsafe_skips(collector.candidates):
         raise _Reread(keep_code=True)  # a false candidate's extent
@@ -130,17 +139,11 @@ def _run(
 def _skipped_device_code(regions: list[Region], skip: list[tuple[int, int]]) -> bool:
     """Whether a skipped range overlaps a device-code section (bisection over the merged
     ranges: thousands of segments times thousands of sections would be quadratic)."""
-    merged: list[list[int]] = []
-    for a, b in sorted(r for r in skip if r[1] > r[0]):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    ends = [b for _, b in merged]
+    starts, ends = merge_ranges(skip)
     for r in regions:
         if r.device_code:
             i = bisect.bisect_right(ends, r.start)  # first range ending after r.start
-            if i < len(merged) and merged[i][0] < r.end:
+            if i < len(starts) and starts[i] < r.end:
                 return True
     return False
 
@@ -190,9 +193,10 @@ def read_binary(
             return _read(path, size, open_chunks, kind, payload)
         except _Reread as again:
             try:
-                return _read(path, size, open_chunks, kind, payload, again.keep_code, False)
+                return _read(path, size, open_chunks, kind, payload, again.keep_code, False,
+                             False)
             except _Reread:  # (cannot happen: the same sections, no known extents skipped)
-                return _read(path, size, open_chunks, kind, payload, False, False)
+                return _read(path, size, open_chunks, kind, payload, False, False, False)
     except InputError:
         raise
     except Malformed as exc:
@@ -209,10 +213,12 @@ def _read(
     payload: str,
     skip_code: bool = True,
     skip_known: bool = True,
+    search_code: bool = True,
 ) -> list[Binary]:
     if kind in ("cubin", "ptx"):
         return [_read_raw_device(path, size, open_chunks, kind)]
     scan = Scan(size)
+    scan.search_code = search_code
     collector = ContainerCollector(scan, payload=payload, skip_known=skip_known)
     budget = NameBudget()  # names decoded, over the whole file
     if kind in ("elf", "pe"):

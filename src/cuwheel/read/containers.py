@@ -32,7 +32,7 @@ from cuwheel.read.fatbin import (
     parse_container_header,
     parse_entry_header,
 )
-from cuwheel.read.regions import PAD_LIMIT, TAIL_PAD, Region
+from cuwheel.read.regions import PAD_LIMIT, TAIL_PAD, Region, merge_ranges
 from cuwheel.read.stream import Scan
 from cuwheel.read.tables import RangeMap
 
@@ -129,17 +129,18 @@ class ContainerCollector:
 
     def discard_in(self, ranges: list[tuple[int, int]]) -> None:
         """Forget the candidates that start in any of ``ranges``."""
-        merged: list[list[int]] = []
-        for a, b in sorted(r for r in ranges if r[1] > r[0]):
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        starts = [a for a, _ in merged]
-        for off in list(self.candidates):
+        for off in self.starting_in(ranges):
+            del self.candidates[off]
+
+    def starting_in(self, ranges: list[tuple[int, int]]) -> list[int]:
+        """The offsets of the candidates that start in any of ``ranges``."""
+        starts, ends = merge_ranges(ranges)
+        out = []
+        for off in self.candidates:
             i = bisect.bisect_right(starts, off) - 1
-            if i >= 0 and off < merged[i][1]:
-                del self.candidates[off]
+            if i >= 0 and off < ends[i]:
+                out.append(off)
+        return out
 
     def measure_padding(self, regions: list[Region]) -> None:
         """Count the zeros around each candidate in a device-code section of a resident

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from cuwheel.read.tables import Anomalies
 
-__all__ = ["PAD_LIMIT", "TAIL_PAD", "Region", "section_region"]
+__all__ = ["PAD_LIMIT", "TAIL_PAD", "Region", "merge_ranges", "section_region"]
 
 # Zero bytes between containers are alignment padding when the run is shorter than the
 # section's alignment (Region.pad): nvcc's own objects align .nv_fatbin to 8 (pads under
@@ -35,6 +35,18 @@ class Region:
     # A zero run between two containers shorter than this is alignment padding (ELF:
     # sh_addralign, at least 16, at most PAD_LIMIT).
     pad: int = 16
+
+
+def merge_ranges(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """The starts and ends of ``ranges`` merged where they overlap or touch, sorted (for
+    bisection: thousands of segments times thousands of sections would be quadratic)."""
+    merged: list[list[int]] = []
+    for a, b in sorted(r for r in ranges if r[1] > r[0]):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [a for a, _ in merged], [b for _, b in merged]
 
 
 def section_region(

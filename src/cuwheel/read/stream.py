@@ -136,6 +136,9 @@ class Scan:
         self.passes = 1
         # File ranges the signature scan may skip (executable code), set by host readers.
         self.skip: list[tuple[int, int]] = []
+        # ... unless this is set: then they are searched too, and the driver judges the
+        # hits there once the sections are known (binary.py).
+        self.search_code = False
         # Extents of containers already found: their payloads need no search either.
         self.skip_known: list[tuple[int, int]] = []
         self.requested = 0
@@ -294,7 +297,7 @@ class Scan:
         """Move ranges appended to ``skip`` / ``skip_known`` since the last look into the
         heap the scan walks (the lists themselves stay whole for the callers)."""
         heap = self._skips
-        for lst, seen in ((self.skip, 0), (self.skip_known, 1)):
+        for lst, seen in ((() if self.search_code else self.skip, 0), (self.skip_known, 1)):
             n = self._skips_seen[seen]
             if len(lst) > n:
                 for r in lst[n:]:
