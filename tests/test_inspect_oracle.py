@@ -573,8 +573,8 @@ def force_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
     streams in many chunks and most structures need the second pass."""
     import cuwheel.read.binary as binary_mod
     import cuwheel.read.elf as elf_mod
-    import cuwheel.read.sources as sources_mod
     import cuwheel.read.stream as stream_mod
+    import cuwheel.read.wheelfile as sources_mod
 
     monkeypatch.setattr(sources_mod, "OUT_SIZE", 4096)
     monkeypatch.setattr(sources_mod, "READ_SIZE", 4096)

@@ -157,26 +157,9 @@ def expand(inputs: Iterable[str], filters: Filters = Filters()) -> tuple[list[Wh
 
 
 def _walk_wheels(root: str) -> list[str]:
-    out: list[str] = []
-    stack = [root]
-    while stack:
-        d = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        subdirs = []
-        for e in entries:
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    subdirs.append(e.path)
-                elif e.name.endswith(".whl") and e.is_file():
-                    out.append(e.path)
-            except OSError:
-                continue
-        stack.extend(reversed(subdirs))
-    return out
+    from cuwheel.read.sources import walk  # read/'s one directory walk
+
+    return walk(root, [], lambda e: e.name.endswith(".whl") and e.is_file())
 
 
 def _url_filename(url: str) -> str:
