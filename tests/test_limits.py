@@ -1,0 +1,132 @@
+"""Every limit at its value and one past it.
+
+The limits are stated here by hand from the documents that promise them (docs/inspect.md,
+"Limits on hostile input"; the JSON loader's docstring; docs/compat.md for the device-link
+stub), not read from the constants: a limit that moves or a comparison off by one fails
+here.  Limits in the hundreds of MiB are exercised through the loader's explicit bound
+where building the input would cost more than the 2-core CI machine should spend.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import cuwheel
+from cuwheel._json import JsonError, load_json
+from cuwheel.model.arch import Arch
+from cuwheel.model.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
+from cuwheel.rules.loading import link_stub_index
+
+sys.path.insert(0, str(Path(__file__).parent))
+from wheelfactory import make_wheel
+
+# -- anomalies: at most 64 kept per binary, in sorted order, then a count of the rest
+# (docs/inspect.md, "Anomalies").
+
+
+def _anomalies(n: int) -> tuple[str, ...]:
+    from cuwheel.read.stream import Anomalies
+
+    notes = Anomalies()
+    for i in reversed(range(n)):  # added out of order: the kept ones are the first sorted
+        notes.add(f"anomaly {i:04d}")
+        notes.add(f"anomaly {i:04d}")  # a repeat is one anomaly
+    return notes.result()
+
+
+def test_anomalies_at_the_limit() -> None:
+    kept = _anomalies(64)
+    assert kept == tuple(f"anomaly {i:04d}" for i in range(64))
+
+
+def test_anomalies_past_the_limit() -> None:
+    kept = _anomalies(65)
+    assert kept[:64] == tuple(f"anomaly {i:04d}" for i in range(64))
+    assert kept[64:] == ("(and 2 more anomalies)",)  # the 65th, added twice
+    assert len(_anomalies(200)) == 65
+
+
+# -- WHEEL Tag lines: at most 10,000 read, each cut to 4096 characters (docs/inspect.md)
+
+
+def _tags(tmp_path: Path, tags: tuple[str, ...]) -> tuple[str, ...]:
+    whl = make_wheel(tmp_path, {"pkg/__init__.py": b""}, wheel_tags=tags)
+    (source,) = cuwheel.inspect([whl]).sources
+    assert source.wheel is not None
+    assert source.wheel.wheel_file_tags is not None
+    return source.wheel.wheel_file_tags
+
+
+@pytest.mark.parametrize(("n", "kept"), [(10_000, 10_000), (10_001, 10_000)])
+def test_wheel_tag_lines(tmp_path: Path, n: int, kept: int) -> None:
+    tags = tuple(f"cp3{i}-none-any" for i in range(n))
+    assert _tags(tmp_path, tags) == tags[:kept]
+
+
+@pytest.mark.parametrize(("length", "kept"), [(4096, 4096), (4097, 4096)])
+def test_wheel_tag_length(tmp_path: Path, length: int, kept: int) -> None:
+    tag = "py3-none-" + "x" * (length - 9)
+    assert _tags(tmp_path, (tag,)) == (tag[:kept],)
+
+
+# -- the JSON loader: nesting 64 deep, numbers of 40 characters, documents of 64 MiB
+
+
+@pytest.mark.parametrize(("depth", "ok"), [(64, True), (65, False)])
+def test_json_depth(depth: int, ok: bool) -> None:
+    doc = "[" * depth + "]" * depth
+    if ok:
+        assert load_json(doc) is not None
+    else:
+        with pytest.raises(JsonError, match="nested more than 64 deep"):
+            load_json(doc)
+
+
+@pytest.mark.parametrize("number", ["1" * 40, "0." + "1" * 38])
+def test_json_number_at_the_limit(number: str) -> None:
+    assert load_json(f"[{number}]") == [int(number) if "." not in number else float(number)]
+
+
+@pytest.mark.parametrize("number", ["1" * 41, "0." + "1" * 39])
+def test_json_number_past_the_limit(number: str) -> None:
+    with pytest.raises(JsonError, match="at most 40"):
+        load_json(f"[{number}]")
+
+
+def test_json_size() -> None:
+    limit = 64 << 20
+    doc = b"[" + b" " * (limit - 2) + b"]"
+    assert load_json(doc) == []
+    with pytest.raises(JsonError, match=f"larger than {limit} bytes"):
+        load_json(doc + b" ")
+
+
+# -- nvcc's device-link stub: the first of several containers holding only cubins of at
+# most 4 KiB, where no wrapper record says which container the link step wrote
+# (docs/compat.md, "Containers that do not count")
+
+
+def _cubin(size: int, arch: int) -> FatbinEntry:
+    return FatbinEntry(
+        offset=0x50, kind=CodeKind.SASS, arch=Arch(arch), code_version=(1, 8), flags=0x11,
+        header_size=64, stored_size=size, compression=Compression.NONE, compressed_size=0,
+        uncompressed_size=size, host="linux", debug=False, relocatable=False,
+    )  # fmt: skip
+
+
+def _linked(stub_size: int) -> Binary:
+    def box(offset: int, *entries: FatbinEntry) -> FatbinContainer:
+        return FatbinContainer(offset, 16 + sum(e.stored_size for e in entries),
+                               ".nv_fatbin", True, False, entries)
+
+    return Binary(path="libk.so", format="elf", size=1 << 20, file_type="shared",
+                  machine="x86_64", containers=(box(0x100, _cubin(stub_size, 75)),
+                                                box(0x8000, _cubin(50_000, 80))))
+
+
+@pytest.mark.parametrize(("size", "stub"), [(4096, 0), (4097, None)])
+def test_device_link_stub_size(size: int, stub: int | None) -> None:
+    assert link_stub_index(_linked(size)) == stub
