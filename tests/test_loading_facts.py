@@ -294,3 +294,27 @@ def test_lto_only_container_is_no_module() -> None:
     lv = compat.evaluate_binary(source.binaries[0], Target(Arch(90), "H100"))
     assert lv is not None and lv.verdict is Verdict.NATIVE
     assert [c.ignored is not None for c in lv.containers] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("codes", "gpu", "expected"),
+    [
+        # docs/checks.md, DC002: "a/f variants of claimed archs are allowed"; a variant of an
+        # architecture the row does not claim is SASS the row does not list
+        (("sm_90", "sm_90a"), "sm_90", []),
+        (("sm_100", "sm_100f"), "sm_100", []),
+        (("sm_80", "sm_90a"), "sm_80", [("DC002", ERROR)]),
+        (("sm_80", "sm_86"), "sm_80", [("DC002", ERROR)]),
+    ],
+)
+def test_unclaimed_sass_and_variants(
+    codes: tuple[str, ...], gpu: str, expected: list[tuple[str, Severity]]
+) -> None:
+    arch = Arch.parse(gpu)
+    rel = catalog.release("13.0")
+    row = Row(name="t", platform="linux-x86_64", cuda=(rel.name,), sass=(arch,), ptx="none",
+              profile="release")
+    plan = Plan(row, Train(rel), "linux-x86_64", (ArchSpec(arch),))
+    source = _source(_container(*(_entry(c) for c in codes)))
+    report = check_source(source, plan, CheckPolicy(select=("DC002",)))
+    assert [(f.code, f.severity) for f in report.findings] == expected
