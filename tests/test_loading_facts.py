@@ -107,6 +107,7 @@ RELEASE = [
     ("compute_80", "sm_120", [("DC001", INFO)]),  # ... across majors
     ("compute_90", "sm_89", [("DC001", ERROR)]),  # never to a lower one
     ("compute_90", "sm_80", [("DC001", ERROR)]),
+    ("compute_86", "sm_80", [("DC001", ERROR)]),  # nor to a lower minor of its major
     ("compute_90a", "sm_90", [("DC001", INFO)]),
     ("compute_90a", "sm_100", [("DC001", ERROR)]),  # a: that CC only
     ("compute_100f", "sm_103", [("DC001", INFO)]),  # f: its family
@@ -143,6 +144,7 @@ AUDIT = [
     ("compute_80", "sm_120", []),
     ("compute_89", "sm_89", []),
     ("compute_90", "sm_89", [("DC001", ERROR)]),
+    ("compute_86", "sm_80", [("DC001", ERROR)]),
     ("compute_120", "sm_100", [("DC001", ERROR)]),
 ]
 
