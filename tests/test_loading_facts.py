@@ -320,3 +320,16 @@ def test_unclaimed_sass_and_variants(
     source = _source(_container(*(_entry(c) for c in codes)))
     report = check_source(source, plan, CheckPolicy(select=("DC002",)))
     assert [(f.code, f.severity) for f in report.findings] == expected
+
+
+def test_a_library_whose_containers_all_load_names_the_rule() -> None:
+    """When every container loads, the library's reason is the container's own rule."""
+    target = Target(Arch(90), "H100", CUDA13)
+    one = compat.evaluate_binary(_source(_container(_entry("sm_90"))).binaries[0], target)
+    assert one is not None and one.verdict is Verdict.NATIVE
+    assert one.reason == "sm_90 matches CC 9.0"
+    two = compat.evaluate_binary(
+        _source(_container(_entry("sm_90")), _container(_entry("sm_80"), _entry("sm_90"),
+                                                        offset=0x9000)).binaries[0], target)
+    assert two is not None and two.verdict is Verdict.NATIVE
+    assert two.reason == "2 of 2 containers: sm_90 matches CC 9.0"
