@@ -130,3 +130,76 @@ def _linked(stub_size: int) -> Binary:
 @pytest.mark.parametrize(("size", "stub"), [(4096, 0), (4097, None)])
 def test_device_link_stub_size(size: int, stub: int | None) -> None:
     assert link_stub_index(_linked(size)) == stub
+
+
+# -- documents read from outside: manifests 16 MiB and lockfiles 4 MiB (docs/toolkit.md,
+# "Inputs are bounded documents"); a `check --index` page 32 MiB (docs/scan.md)
+
+
+def _padded(doc: bytes, size: int) -> bytes:
+    return doc[:-1] + b" " * (size - len(doc)) + doc[-1:]
+
+
+@pytest.mark.parametrize(("size", "refused"), [(16 << 20, False), ((16 << 20) + 1, True)])
+def test_manifest_size(size: int, refused: bool) -> None:
+    from cuwheel.errors import ToolkitError
+    from cuwheel.toolkit.manifest import parse_manifest
+
+    data = _padded(b'{"release_label": "13.0.2"}', size)
+    with pytest.raises(ToolkitError) as exc:  # no components: no manifest either way
+        parse_manifest(data, "m.json")
+    assert (f"larger than {16 << 20} bytes" in str(exc.value)) == refused, exc.value
+
+
+@pytest.mark.parametrize(("size", "refused"), [(4 << 20, False), ((4 << 20) + 1, True)])
+def test_lockfile_size(tmp_path: Path, size: int, refused: bool) -> None:
+    from cuwheel.errors import ToolkitError
+    from cuwheel.toolkit.lock import read_lock
+
+    path = tmp_path / "cuwheel.lock"
+    path.write_bytes(_padded(b"{}", size))
+    with pytest.raises(ToolkitError) as exc:  # {} is no lockfile either way
+        read_lock(path)
+    assert (f"larger than {4 << 20} bytes" in str(exc.value)) == refused, exc.value
+
+
+class _Pages:
+    """An index that answers every project page with ``body`` (IndexPolicy's get)."""
+
+    requests = 0
+    max_requests = 100
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def get(self, url: str, accept: str, agent: str) -> tuple[str, bytes]:
+        return url, self.body
+
+
+@pytest.mark.parametrize(("size", "refused"), [(32 << 20, False), ((32 << 20) + 1, True)])
+def test_index_page_size(size: int, refused: bool) -> None:
+    from cuwheel.checks.index import read_projects
+
+    body = _padded(b'{"files": [{"filename": "x-1.0-py3-none-any.whl", "size": 5}]}', size)
+    (project,) = read_projects("https://index.invalid/simple", ["x"],
+                               policy=_Pages(body)).values()  # type: ignore[arg-type]
+    if refused:
+        assert project.files == () and project.error is not None
+        assert f"larger than {32 << 20} bytes" in project.error
+    else:
+        assert project.error is None and project.files == (("x-1.0-py3-none-any.whl", 5),)
+
+
+# -- a wheel's WHEEL file: read when at most 1 MiB (read/sources.py, "a WHEEL file is a few
+# hundred bytes")
+
+
+@pytest.mark.parametrize(("size", "read"), [(1 << 20, True), ((1 << 20) + 1, False)])
+def test_wheel_file_size(tmp_path: Path, size: int, read: bool) -> None:
+    head = b"Wheel-Version: 1.0\nTag: py3-none-any\n"
+    whl = make_wheel(tmp_path, {"pkg/__init__.py": b"",
+                                "cwfixture-1.0.dist-info/WHEEL": head + b"#" * (size - len(head))},
+                     wheel_file=False)
+    (source,) = cuwheel.inspect([whl]).sources
+    assert source.wheel is not None
+    assert source.wheel.wheel_file_tags == (("py3-none-any",) if read else None)
