@@ -203,3 +203,58 @@ def test_wheel_file_size(tmp_path: Path, size: int, read: bool) -> None:
     (source,) = cuwheel.inspect([whl]).sources
     assert source.wheel is not None
     assert source.wheel.wheel_file_tags == (("py3-none-any",) if read else None)
+
+
+# -- ELF dynamic section: 10,000 DT_NEEDED entries and 10,000 RPATH / RUNPATH entries read,
+# a DT_RPATH / DT_RUNPATH string of 64 KiB (docs/inspect.md, "Limits on hostile input")
+
+
+def _dynamic_elf(entries: list[tuple[int, int]], dynstr: bytes) -> bytes:
+    import binbuild
+    from binbuild import Elf, Sec
+
+    strtab_at = 0x1000  # where elf64 lays out the first section's data
+    dyn = binbuild.dynamic([(5, strtab_at), (10, len(dynstr)), *entries])
+    return binbuild.elf64(Elf([Sec(".dynstr", dynstr, sh_type=3, align=0x1000),
+                               Sec(".dynamic", dyn, sh_type=6, flags=3)]))
+
+
+def _read(tmp_path: Path, data: bytes) -> Binary:
+    path = tmp_path / "lib.so"
+    path.write_bytes(data)
+    inv = cuwheel.inspect([path])
+    assert inv.problems == ()
+    (b,) = inv.binaries
+    return b
+
+
+@pytest.mark.parametrize(("n", "over"), [(10_000, False), (10_001, True)])
+def test_needed_entries(tmp_path: Path, n: int, over: bool) -> None:
+    # DT_NEEDED (1) entries naming libN.so, N in 0..n-1
+    names = [f"lib{i}.so".encode() for i in range(n)]
+    offsets, dynstr = [], b"\0"
+    for name in names:
+        offsets.append(len(dynstr))
+        dynstr += name + b"\0"
+    b = _read(tmp_path, _dynamic_elf([(1, o) for o in offsets], dynstr))
+    assert len(b.needed) == 10_000 and b.needed[:2] == ("lib0.so", "lib1.so")
+    assert any("more than 10000 DT_NEEDED entries" in a for a in b.anomalies) == over
+
+
+@pytest.mark.parametrize(("n", "over"), [(10_000, False), (10_001, True)])
+def test_run_path_entries(tmp_path: Path, n: int, over: bool) -> None:
+    # one DT_RUNPATH (29) string of n one-letter entries (under the 64 KiB string limit);
+    # a string that would pass the limit is not read at all ("the rest are not read")
+    value = ":".join("x" for _ in range(n)).encode()
+    b = _read(tmp_path, _dynamic_elf([(29, 1)], b"\0" + value + b"\0"))
+    assert b.runpath == (() if over else ("x",) * 10_000)
+    assert any("more than 10000 RPATH / RUNPATH entries" in a for a in b.anomalies) == over
+
+
+@pytest.mark.parametrize(("length", "cut"), [(64 << 10, False), ((64 << 10) + 1, True)])
+def test_run_path_string_length(tmp_path: Path, length: int, cut: bool) -> None:
+    value = b"/" + b"x" * (length - 1)
+    b = _read(tmp_path, _dynamic_elf([(29, 1)], b"\0" + value + b"\0"))
+    (entry,) = b.runpath
+    assert (entry == value.decode()) == (not cut)
+    assert bool(b.anomalies) == cut, b.anomalies
