@@ -41,6 +41,7 @@ from cuwheel.rules.runtime import runtime_majors
 __all__ = ["CHECKS", "audit_plan", "check_source", "check_wheel", "check_wheels"]
 
 Check = Callable[[CheckContext], list[Finding]]
+Progress = Callable[[str, int, int], None]  # cuwheel.read.inspect.Progress
 
 # One line per check; the name is what JUnit reports as the test case (check x library).
 CHECKS: tuple[tuple[str, Check], ...] = (
@@ -148,6 +149,7 @@ def check_wheel(
     audit: bool | None = None,
     gpus: str | None = None,
     index: str | None = None,
+    progress: Progress | None = None,
 ) -> WheelReport:
     """Inspect the wheel at ``path`` and check it against its row among ``rows`` (picked by
     :func:`cuwheel.plan.select.select` from the flags, the wheel's name and ``environ``).
@@ -159,6 +161,7 @@ def check_wheel(
     ConfigError when no row fits and InputError when the file is no readable wheel.
     ``index``: a PEP 691 simple-index URL; the wheel's requirements are looked up there
     (DEP007: placeholder projects).  Without it nothing leaves the machine.
+    ``progress``: called as the wheel is read (:data:`cuwheel.read.inspect.Progress`).
     """
     from cuwheel.read.inspect import inspect
 
@@ -175,7 +178,7 @@ def check_wheel(
     # The row first: a configuration error is reported before a 500 MB wheel is read.
     sel = _select_row(rows, p, train=train, platform=platform, row=row, environ=env,
                       audit=audit)
-    inventory = inspect(p)
+    inventory = inspect(p, progress=progress)
     source = inventory.sources[0]
     if source.kind != "wheel" or source.wheel is None:
         why = source.problems[0].message if source.problems else "not a wheel"

@@ -159,7 +159,10 @@ def _run(args: argparse.Namespace) -> int:
         if path:
             check_output_path(path)
     targets = _targets(args)
-    inventory = inspect(args.targets, dists=args.dist, env=args.env)
+    from cuwheel.cli._progress import progress
+
+    with progress(args, "compat: reading") as bar:
+        inventory = inspect(args.targets, dists=args.dist, env=args.env, progress=bar)
     for p in inventory.problems:
         error(str(p))
     damaged = [f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies]

@@ -18,8 +18,10 @@ def register(sub: Any) -> None:
         "records, a cache, and a summary report",
         description="Inspect and audit every wheel of the inputs: one JSON record per wheel "
         "(the wheel, its inventory and its audit-mode check findings) on a line, read on "
-        "every core (or a Dask cluster), cached by the wheel's sha256. Exit status: 0, or "
-        "2 when some wheel could not be read. docs/scan.md has the record format.",
+        "every core (or a Dask cluster), cached by the wheel's sha256. Exit status, as for "
+        "check: 0 every scanned wheel passes its audit, 1 some wheel fails it (0 with "
+        "--exit-zero), 2 some input or wheel could not be read or the index could not be "
+        "used. docs/scan.md has the record format.",
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT",
                    help="wheel file, directory (every *.whl under it) or http(s) URL")
@@ -69,11 +71,15 @@ def register(sub: Any) -> None:
                    help="also report across the records: per project, per GPU, findings")
     p.add_argument("--summary-output", metavar="FILE",
                    help="write the summary to FILE (default: standard output)")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when scanned wheels fail their audit (2 still means "
+                   "something could not be read)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cuwheel.cli._common import error, warn
+    from cuwheel.cli._progress import progress
     from cuwheel.errors import CuwheelError
     from cuwheel.render.escape import escape
     from cuwheel.scan.engine import ScanResult, scan
@@ -122,23 +128,29 @@ def run(args: argparse.Namespace) -> int:
     out: Any = None
     if args.output:
         out = open(args.output, "a" if args.resume else "w", encoding="utf-8")  # noqa: SIM115
-    elif not args.summary:
+    elif not args.summary and not args.quiet:  # -q: no result on stdout, as everywhere
         out = sys.stdout
     summary_sources = list(args.records)
     if args.output:
         summary_sources.append(args.output)
     collected: list[str] = []
     res = ScanResult()
+    failed = 0
     try:
-        for line in scan(refs, options=options, workers=args.workers, cache=cache,
-                         engine=args.engine, dask_address=args.dask_scheduler,
-                         dask_workers=args.workers, download_dir=args.download_dir,
-                         result=res):
-            if out is not None:
-                out.write(line + "\n")
-                out.flush()
-            if args.summary and not args.output:
-                collected.append(line)
+        with progress(args, "scan", total=len(refs), unit="wheels") as bar:
+            for line in scan(refs, options=options, workers=args.workers, cache=cache,
+                             engine=args.engine, dask_address=args.dask_scheduler,
+                             dask_workers=args.workers, download_dir=args.download_dir,
+                             result=res):
+                if out is not None:
+                    out.write(line + "\n")
+                    out.flush()
+                if args.summary and not args.output:
+                    collected.append(line)
+                name = _verdict(line)
+                failed += name is not None
+                if bar is not None:
+                    bar.step()
     finally:
         if out is not None and out is not sys.stdout:
             out.close()
@@ -162,9 +174,29 @@ def run(args: argparse.Namespace) -> int:
         if args.summary_output:
             with open(args.summary_output, "w", encoding="utf-8") as f:
                 f.write(text)
-        else:
+        elif not args.quiet:
             sys.stdout.write(text)
-    return 2 if res.unreadable or missing else 0
+    if res.unreadable or missing:
+        return 2
+    if failed:
+        # As check exits 1 on a failing wheel: a CI gate on a scan needs no summary parsing.
+        print(f"cuwheel scan: {failed} wheel(s) fail their audit"
+              + (" (--exit-zero: exit 0)" if args.exit_zero else ""), file=sys.stderr)
+        return 0 if args.exit_zero else 1
+    return 0
+
+
+def _verdict(line: str) -> str | None:
+    """The wheel's file name when its record says its audit failed, else None."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    check = record.get("check") if isinstance(record, dict) else None
+    if isinstance(check, dict) and check.get("passed") is False:
+        wheel = record.get("wheel") or {}
+        return str(wheel.get("filename") or record.get("input") or "?")
+    return None
 
 
 def _inputs_in(path: str, damaged: list[Any]) -> set[str]:

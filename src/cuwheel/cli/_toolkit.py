@@ -83,7 +83,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--jobs", "-j", type=int, default=4, help="parallel downloads (default 4)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")  # fmt: skip
+                   help="progress bar on stderr (default: on a terminal, without -q)")  # fmt: skip
     p.set_defaults(handler=_run)
 
 
@@ -170,7 +170,9 @@ def _run(args: argparse.Namespace) -> int:
             cache=cache,
             refresh_after=0 if args.refresh else NEWEST_MAX_AGE,
         )
-    show = sys.stderr.isatty() if args.progress is None else args.progress
+    from cuwheel.cli._progress import enabled
+
+    show = enabled(args)  # --progress/--no-progress, else a terminal without -q
     bars = _Bars() if show else None
     opts: dict[str, Any] = {"cache": cache, "jobs": args.jobs, "full_verify": args.verify,
                             "repair": args.repair}  # fmt: skip
