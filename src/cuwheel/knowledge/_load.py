@@ -7,17 +7,11 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.model.arch import Arch
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = [
     "SOURCE_MARKS",
@@ -46,6 +40,13 @@ class DataSource:
 
 def read_data_file(name: str) -> dict[str, Any]:
     """A data file shipped in ``cuwheel/data``, parsed; CatalogError when it is no TOML."""
+    from importlib import resources  # here: a catalog from the cache needs neither
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
     text = resources.files("cuwheel").joinpath("data").joinpath(name).read_text(encoding="utf-8")
     try:
         data: dict[str, Any] = tomllib.loads(text)
