@@ -60,6 +60,7 @@ def _run(argv: list[str], cwd: Path, *, tty: bool) -> tuple[int, bytes, bytes]:
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("wheels")
     cw.linux_x86_cu13().build(d)
+    cw.broken_seeds()["linux-aarch64-cu13"].build(d)  # a second wheel, with findings
     return d
 
 
@@ -85,3 +86,21 @@ def test_progress_on_a_terminal_only(wheels: Path, tmp_path: Path, argv: list[st
     assert quiet_code == code
     assert quiet_out == b""
     assert b"\x1b[" not in quiet_err, quiet_err  # no progress with -q, even on a terminal
+
+
+def test_check_text_written_a_wheel_at_a_time_is_the_one_render(wheels: Path) -> None:
+    """check writes each wheel's text as it is checked, then the table: the same bytes as
+    one render of every report."""
+    from cuwheel.checks import check_wheel
+    from cuwheel.config import parse_config
+    from cuwheel.render.check import text_block, text_table, to_text
+
+    cfg = parse_config({}, "test")
+    reports = [check_wheel(w, cfg.rows, cfg.check, environ={}, audit=True)
+               for w in sorted(wheels.glob("*.whl"))]
+    assert len(reports) == 2 and not all(r.passed for r in reports)
+    for verbose in (False, True):
+        whole = to_text(reports, verbose=verbose, width=80)
+        parts = "".join(text_block(r, verbose=verbose, width=80) for r in reports)
+        assert parts + text_table(reports) == whole
+        assert "summary" in text_table(reports) and text_table(reports[:1]) == ""

@@ -177,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.cli._progress import progress
     from cuwheel.config import load_config
     from cuwheel.plan.select import ENV_ROW
-    from cuwheel.render.check import render
+    from cuwheel.render.check import render, text_block, text_table
 
     if args.output:
         check_output_path(args.output)
@@ -217,6 +217,12 @@ def _run(args: argparse.Namespace) -> int:
     artifacts = [_artifact(a) for a in args.artifact]
     wheels: list[tuple[str, bool]] = [(w, False) for w in _wheels(args.wheels)]
     wheels += [(d, True) for d in (*args.dist, *(_with_binaries() if args.env else ()))]
+    import shutil
+
+    width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
+    # Text on stdout is written a wheel at a time (the first answer does not wait for the
+    # tenth wheel); the same bytes as one render() of every report.
+    stream = args.format == "text" and not args.output and not args.quiet
     with progress(args, "check", total=len(wheels), unit="wheels") as bar:
         for w, installed in wheels:
             try:
@@ -237,6 +243,8 @@ def _run(args: argparse.Namespace) -> int:
                 for art in artifacts:
                     report = check_artifact(report, art, policy)
                 reports.append(report)
+                if stream:
+                    write_output(args, text_block(report, verbose=args.verbose, width=width))
             except CuwheelError as exc:
                 if len(wheels) == 1 or isinstance(exc, IndexUnusable):
                     raise
@@ -245,10 +253,9 @@ def _run(args: argparse.Namespace) -> int:
                 unusable.append(str(exc))
             if bar is not None:
                 bar.step(w)
-    if reports:
-        import shutil
-
-        width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
+    if reports and stream:
+        write_output(args, text_table(reports))
+    elif reports:
         write_output(args, render(reports, args.format, verbose=args.verbose, width=width))
     if unusable:
         return 2

@@ -46,7 +46,10 @@ class Bar:
         self._rich = Progress(TextColumn("{task.description}"), BarColumn(),
                               TaskProgressColumn(), TimeElapsedColumn(),
                               console=Console(stderr=True), transient=True,
-                              refresh_per_second=8)
+                              refresh_per_second=8,
+                              # stdout through the display only where it is the same
+                              # terminal; a redirected result is written as it is
+                              redirect_stdout=_isatty(sys.stdout))
         self._overall = self._rich.add_task(what, total=total)
         self._what, self._unit, self._total = what, unit, total
         self._tasks: dict[str, Any] = {}
@@ -80,6 +83,10 @@ class Bar:
 
     def stop(self) -> None:
         self._rich.stop()
+
+
+def _isatty(stream: Any) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 def _short(label: str, width: int = 40) -> str:
