@@ -230,11 +230,14 @@ def _library_lines(s: SourceVerdict, lv: LibraryVerdict, verbose: bool) -> list[
 
 
 def _source_lines(s: SourceVerdict, verbose: bool) -> list[str]:
+    # The input by its file name: the directories it was found in are the user's own
+    # (an absolute path to a wheel alone would fill the line).
+    name = os.path.basename(s.path.rstrip("/")) or s.path
     if not s.libraries:
-        return [f"  {s.path}: nothing CUDA"]
+        return [f"  {name}: nothing CUDA"]
     # The reason names the culprit; its own lines follow, so the source line is short then.
     said = bool(s.culprits or s.doubtful)
-    lines = [f"  {s.path}: {s.state.value}" + ("" if said else f": {s.reason}")]
+    lines = [f"  {name}: {s.state.value}" + ("" if said else f": {s.reason}")]
     grouped = {a.path for g in s.groups for a in g.members}
     shown: set[str] = set()
     for lv in (*s.culprits, *s.doubtful):  # the culprits first
