@@ -128,14 +128,20 @@ def main() -> int:
         _once(args)
     # Interleaved runs: a shared machine's load hits every command alike.
     times: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    cpu: dict[str, list[float]] = {name: [] for name in COMMANDS}
     for _ in range(runs):
         for name, args in COMMANDS.items():
-            times[name].append(_once(args))
+            wall, used = _timed(args)
+            times[name].append(wall)
+            cpu[name].append(used)
     bare = statistics.median(times["python -c pass"])
-    print(f"{'command':<24} {'median ms':>9} {'x bare':>7} {'modules':>8}")
+    bare_cpu = statistics.median(cpu["python -c pass"])
+    print(f"{'command':<24} {'median ms':>9} {'x bare':>7} {'CPU ms':>8} {'x bare':>7} "
+          f"{'modules':>8}")
     for name, args in COMMANDS.items():
-        med = statistics.median(times[name])
-        print(f"{name:<24} {med * 1000:9.1f} {med / bare:7.2f} {_modules(args):8d}")
+        med, used = statistics.median(times[name]), statistics.median(cpu[name])
+        print(f"{name:<24} {med * 1000:9.1f} {med / bare:7.2f} {used * 1000:8.1f} "
+              f"{used / bare_cpu:7.2f} {_modules(args):8d}")
     if opts.lib:
         _single_library(opts.lib, opts.lib_runs)
     return 0

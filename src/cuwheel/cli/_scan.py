@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
@@ -165,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
 
         damaged: list[Any] = []
         records = read_records(summary_sources, damaged)
+        import json
+
         records += [json.loads(x) for x in collected]
         for d in damaged[:5]:
             warn(str(d))
@@ -188,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _verdict(line: str) -> str | None:
     """The wheel's file name when its record says its audit failed, else None."""
+    import json
+
     try:
         record = json.loads(line)
     except ValueError:

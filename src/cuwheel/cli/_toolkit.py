@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-from pathlib import Path
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, write_output
@@ -108,6 +106,8 @@ class _Bars:
             console=Console(stderr=True),
             transient=True,
         )
+        import threading
+
         self.tasks: dict[str, Any] = {}
         self.lock = threading.Lock()
 
@@ -120,6 +120,8 @@ class _Bars:
 
 
 def _locked_lock(args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
     from cuwheel.toolkit import LOCK_NAME, normalize_train, read_lock
 
     path = Path(args.lock) if args.lock else Path(args.prefix) / LOCK_NAME
@@ -182,7 +184,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         result = install(args.prefix, lock, **opts)
     if args.lock and not args.locked:
-        Path(args.lock).write_text(lock.text(), encoding="utf-8")
+        with open(args.lock, "w", encoding="utf-8") as f:
+            f.write(lock.text())
     what = f"{lock.train} (CUDA {lock.cuda}) for {lock.platform} from {lock.source}"
     if result.repaired:
         print(f"cuwheel: {result.prefix} was damaged: {result.repaired.summary()}; "
