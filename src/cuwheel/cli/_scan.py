@@ -135,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
     collected: list[str] = []
     res = ScanResult()
     failed = 0
+    stdout = sys.stdout
     try:
         with progress(args, "scan", total=len(refs), unit="wheels") as bar:
             for line in scan(refs, options=options, workers=args.workers, cache=cache,
@@ -142,8 +143,10 @@ def run(args: argparse.Namespace) -> int:
                              dask_workers=args.workers, download_dir=args.download_dir,
                              result=res):
                 if out is not None:
-                    out.write(line + "\n")
-                    out.flush()
+                    # stdout looked up now: on a terminal the progress display owns it
+                    target = sys.stdout if out is stdout else out
+                    target.write(line + "\n")
+                    target.flush()
                 if args.summary and not args.output:
                     collected.append(line)
                 name = _verdict(line)
