@@ -211,7 +211,7 @@ def test_a_killed_scan_resumes_from_its_output(site: Site, tmp_path: Path, signu
     site.stall[stalled] = threading.Event()
     cmd = [sys.executable, "-c", _RESUME_CHILD, "scan", "--index", f"{site.url}/simple/",
            "--project", "alpha", "--no-cache", "--workers", "1", "--max-in-flight", "2",
-           "-o", str(out)]
+           "-o", str(out), "--exit-zero"]
     child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120

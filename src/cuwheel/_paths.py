@@ -13,25 +13,36 @@ import errno
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["cache_dir", "inside", "resolve_inside"]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["cache_dir", "cache_root", "inside", "resolve_inside"]
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """cuwheel's cache directory: ``$CUWHEEL_CACHE`` when set, else the platform's
     (``$XDG_CACHE_HOME/cuwheel`` or ``~/.cache/cuwheel``; ``~/Library/Caches/cuwheel``;
     ``%LOCALAPPDATA%\\cuwheel\\cache``).  Each user of the cache keeps a folder of its
-    own under it (``scan/``, ``toolkit/``)."""
+    own under it (``scan/``, ``toolkit/``, the catalog's file)."""
+    from pathlib import Path  # here: start-up asks only cache_root (the catalog's cache)
+
+    return Path(cache_root(environ))
+
+
+def cache_root(environ: Mapping[str, str] | None = None) -> str:
+    """:func:`cache_dir` as a string, without importing pathlib (cuwheel's start-up)."""
     env = os.environ if environ is None else environ
     if env.get("CUWHEEL_CACHE"):
-        return Path(env["CUWHEEL_CACHE"])
+        return env["CUWHEEL_CACHE"]
+    home = os.path.expanduser("~")
     if sys.platform == "win32":
-        base = env.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "cuwheel" / "cache"
+        base = env.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+        return os.path.join(base, "cuwheel", "cache")
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "cuwheel"
-    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cuwheel"
+        return os.path.join(home, "Library", "Caches", "cuwheel")
+    return os.path.join(env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "cuwheel")
 
 
 def inside(real_root: str, real_path: str) -> bool:

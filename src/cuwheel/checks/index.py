@@ -23,7 +23,7 @@ from cuwheel._remote import IndexPolicy
 from cuwheel.checks.findings import Finding
 from cuwheel.errors import InputError
 
-__all__ = ["IndexProject", "check_placeholders", "read_projects"]
+__all__ = ["IndexProject", "IndexUnusable", "check_placeholders", "read_projects"]
 
 # A release of nothing but small sdists holds no library: a placeholder whose setup tells
 # pip users to install from elsewhere (NVIDIA's names reserved before their wheels came).
@@ -59,15 +59,19 @@ class IndexProject:
 def read_projects(index_url: str, requires: Sequence[str], timeout: float = 20.0,
                   *, policy: IndexPolicy | None = None) -> dict[str, IndexProject]:
     """The index's files for every project ``requires`` names (one request each, at most
-    MAX_PROJECTS: the first one past them gets an error saying so, the rest nothing)."""
+    MAX_PROJECTS: the first one past them gets an error saying so, the rest nothing).
+
+    An index that cannot be used is an unreachable service, not a finding: a URL that is
+    no http(s) index, a connection that fails (refused, DNS, TLS, the time budget), an
+    answer other than 200 or 404, or a page that is no PEP 691 project page raise
+    InputError naming ``--index URL`` and the problem (exit 2; docs/checks.md)."""
     out: dict[str, IndexProject] = {}
     base = index_url.rstrip("/") + "/"
     try:
         policy = policy or IndexPolicy(base, max_requests=MAX_PROJECTS, max_page=MAX_PAGE,
                                        seconds=max(timeout, 1.0) * 3)
     except InputError as exc:
-        policy = None
-        bad = exc.problem
+        raise _unusable(index_url, exc.problem) from None
     for text in requires:
         try:
             name = canonicalize_name(Requirement(text).name)
@@ -75,29 +79,41 @@ def read_projects(index_url: str, requires: Sequence[str], timeout: float = 20.0
             continue
         if name in out:
             continue
-        if policy is None:
-            out[name] = IndexProject(name, (), bad)
-            continue
+        url = base + urllib.parse.quote(name) + "/"
         try:
-            _, body = policy.get(base + urllib.parse.quote(name) + "/", _ACCEPT, "cuwheel")
+            _, body = policy.get(url, _ACCEPT, "cuwheel")
             data = load_json(body, max_bytes=MAX_PAGE)
-            raw = data.get("files", []) if isinstance(data, dict) else []
-            files = tuple(
-                (str(f["filename"]), f.get("size") if isinstance(f.get("size"), int) else None)
-                for f in (raw if isinstance(raw, list) else [])
-                if isinstance(f, dict) and isinstance(f.get("filename"), str)
-            )
-            out[name] = IndexProject(name, files)
         except urllib.error.HTTPError as exc:
+            if exc.code != 404:
+                raise _unusable(index_url, f"HTTP {exc.code} for {url}") from None
             # 404: the index has no such project, so no release satisfies the requirement
-            out[name] = IndexProject(name, (), None if exc.code == 404 else f"HTTP {exc.code}")
+            out[name] = IndexProject(name, ())
+            continue
         except InputError as exc:
-            out[name] = IndexProject(name, (), exc.problem)
             if policy.requests > policy.max_requests:
+                out[name] = IndexProject(name, (), exc.problem)
                 break  # one finding says so; the other requirements are not asked about
+            raise _unusable(index_url, exc.problem) from None
         except JsonError as exc:
-            out[name] = IndexProject(name, (), f"unreadable index page ({exc})")
+            raise _unusable(index_url, f"{url} is no PEP 691 JSON page ({exc})") from None
+        raw = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(raw, list):
+            raise _unusable(index_url, f"{url} is no PEP 691 project page (no 'files' list)")
+        files = tuple(
+            (str(f["filename"]), f.get("size") if isinstance(f.get("size"), int) else None)
+            for f in raw
+            if isinstance(f, dict) and isinstance(f.get("filename"), str)
+        )
+        out[name] = IndexProject(name, files)
     return out
+
+
+class IndexUnusable(InputError):
+    """The index as a whole cannot be used: every wheel of the run would say the same."""
+
+
+def _unusable(index_url: str, problem: str) -> IndexUnusable:
+    return IndexUnusable(f"--index {index_url}", f"index unusable: {problem}")
 
 
 def check_placeholders(

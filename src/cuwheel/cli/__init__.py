@@ -100,9 +100,31 @@ def _columns(env: str | None) -> int:
         return 80 - 2
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+class _Names:
+    """Subparsers for the top-level help only: each command's name and one-line help are
+    registered, its options (which that help does not show) are not built."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+        self.choices = real.choices
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        self._real.add_parser(name, help=kwargs.get("help"), add_help=False)
+        return _Ignored()
+
+
+class _Ignored:
+    """A parser whose options are dropped (see _Names)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+
+def build_parser(only: str | None = None, *, names_only: bool = False
+                 ) -> argparse.ArgumentParser:
     """The parser; with ``only``, just that subcommand's (the others' modules, and the
-    libraries they import, are not loaded: start-up time matters in CI loops)."""
+    libraries they import, are not loaded: start-up time matters in CI loops); with
+    ``names_only``, every command without its options (for ``cuwheel --help``)."""
     parser = _Parser(
         prog="cuwheel",
         description="Make CUDA wheels run on every GPU they claim.",
@@ -114,7 +136,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubParser)
     for name in SUBCOMMANDS:
-        if only is None or name == f"_{only}":
+        if names_only:
+            importlib.import_module(f"cuwheel.cli.{name}").register(_Names(sub))
+        elif only is None or name == f"_{only}":
             module = importlib.import_module(f"cuwheel.cli.{name}")
             module.register(sub)
             p = sub.choices[name[1:]]
@@ -197,6 +221,11 @@ def main_inner(argv: Sequence[str] | None = None) -> int:
     if argv in (["--version"], ["-V"]):  # no parser to build: a CI loop's first call
         print(f"cuwheel {__version__}")
         raise SystemExit(0)  # as argparse's version action ends
+    if argv in ([], ["-h"], ["--help"]):  # the commands' names and help, not their options
+        build_parser(names_only=True).print_help()
+        if argv:
+            raise SystemExit(0)  # as argparse's help action ends
+        return 0  # bare `cuwheel`: the help, not an error
     argv, first = _hoist(argv)
     # Subcommand modules are named after their command (cuwheel.cli._inspect: inspect).
     only = first if first is not None and f"_{first}" in SUBCOMMANDS else None

@@ -172,10 +172,12 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.checks.artifact import check_artifact
     from cuwheel.checks.claims import claim_from_archs
     from cuwheel.checks.codes import Severity
+    from cuwheel.checks.index import IndexUnusable
     from cuwheel.checks.policy import parse_prefixes
+    from cuwheel.cli._progress import progress
     from cuwheel.config import load_config
     from cuwheel.plan.select import ENV_ROW
-    from cuwheel.render.check import render
+    from cuwheel.render.check import render, text_block, text_table
 
     if args.output:
         check_output_path(args.output)
@@ -215,27 +217,45 @@ def _run(args: argparse.Namespace) -> int:
     artifacts = [_artifact(a) for a in args.artifact]
     wheels: list[tuple[str, bool]] = [(w, False) for w in _wheels(args.wheels)]
     wheels += [(d, True) for d in (*args.dist, *(_with_binaries() if args.env else ()))]
-    for w, installed in wheels:
-        try:
-            report = (check_installed if installed else check_wheel)(
-                w, config.rows, policy, train=args.train, platform=args.platform,
-                row=args.row, claim=claim, audit=audit, gpus=args.gpus, index=args.index,
-            )  # fmt: skip
-            if config.path is not None:
-                report = replace(report, config=config.path)
-            for art in artifacts:
-                report = check_artifact(report, art, policy)
-            reports.append(report)
-        except CuwheelError as exc:
-            if len(wheels) == 1:
-                raise
-            # One unusable wheel does not hide the others' results; the run exits 2.
-            error(str(exc))
-            unusable.append(str(exc))
-    if reports:
-        import shutil
+    import shutil
 
-        width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
+    width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
+    # Text on stdout is written a wheel at a time (the first answer does not wait for the
+    # tenth wheel); the same bytes as one render() of every report.
+    stream = args.format == "text" and not args.output and not args.quiet
+    with progress(args, "check", total=len(wheels), unit="wheels") as bar:
+        for w, installed in wheels:
+            try:
+                if installed:
+                    report = check_installed(
+                        w, config.rows, policy, train=args.train, platform=args.platform,
+                        row=args.row, claim=claim, audit=audit, gpus=args.gpus,
+                        index=args.index,
+                    )  # fmt: skip
+                else:
+                    report = check_wheel(
+                        w, config.rows, policy, train=args.train, platform=args.platform,
+                        row=args.row, claim=claim, audit=audit, gpus=args.gpus,
+                        index=args.index, progress=bar,
+                    )  # fmt: skip
+                if config.path is not None:
+                    report = replace(report, config=config.path)
+                for art in artifacts:
+                    report = check_artifact(report, art, policy)
+                reports.append(report)
+                if stream:
+                    write_output(args, text_block(report, verbose=args.verbose, width=width))
+            except CuwheelError as exc:
+                if len(wheels) == 1 or isinstance(exc, IndexUnusable):
+                    raise
+                # One unusable wheel does not hide the others' results; the run exits 2.
+                error(str(exc))  # above the bar: rich redirects stderr while it shows
+                unusable.append(str(exc))
+            if bar is not None:
+                bar.step(w)
+    if reports and stream:
+        write_output(args, text_table(reports))
+    elif reports:
         write_output(args, render(reports, args.format, verbose=args.verbose, width=width))
     if unusable:
         return 2

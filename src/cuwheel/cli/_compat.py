@@ -159,7 +159,10 @@ def _run(args: argparse.Namespace) -> int:
         if path:
             check_output_path(path)
     targets = _targets(args)
-    inventory = inspect(args.targets, dists=args.dist, env=args.env)
+    from cuwheel.cli._progress import progress
+
+    with progress(args, "compat: reading") as bar:
+        inventory = inspect(args.targets, dists=args.dist, env=args.env, progress=bar)
     for p in inventory.problems:
         error(str(p))
     damaged = [f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies]
@@ -189,7 +192,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.format == "json":
         write_output(args, dumps(report_json(reports, containers=args.verbose), indent=2) + "\n")
     else:
-        write_output(args, report_text(reports, verbose=args.verbose))
+        import shutil
+
+        width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
+        write_output(args, report_text(reports, verbose=args.verbose, width=width))
     # One exit status per answer (docs/compat.md#wheel-verdicts): runs 0, does not run 1,
     # unknown 2, runs except 3, depends on dispatch 4; several GPUs: the worst.
     return exit_code(reports)

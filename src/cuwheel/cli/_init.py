@@ -126,8 +126,7 @@ def _write(path: Path, text: str, force: bool) -> int:
         raise ConfigError(f"{_where(path)} exists; pass --force to overwrite it") from None
     except OSError as exc:
         raise CuwheelError(f"{_where(path)}: {exc.strerror or exc}") from None
-    print(f"wrote {_where(path)}: {_rows(text)}; `cuwheel plan` and `cuwheel check` find it "
-          "from this directory and below")
+    print(f"wrote {_where(path)}: {_rows(text)}; plan and check find it here and below")
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, error, warn, write_output
@@ -54,13 +53,11 @@ def run(args: argparse.Namespace) -> int:
         raise CuwheelError("nothing to inspect: give a TARGET, --dist NAME or --env")
     if args.output:
         check_output_path(args.output)
-    progress = _progress() if sys.stderr.isatty() else None
-    try:
+    from cuwheel.cli._progress import progress
+
+    with progress(args, "inspect") as bar:
         inv = inspect(args.targets, dists=args.dist, env=args.env, workers=args.workers,
-                      progress=progress, payload=args.toolkit)
-    finally:
-        if progress is not None:
-            progress.close()
+                      progress=bar, payload=args.toolkit)
     problem_paths = {p.path for p in inv.problems}
     # A source that is nothing but its problem (a missing file, an unknown --dist) gets no
     # header: its error is on stderr, once.
@@ -91,30 +88,6 @@ def run(args: argparse.Namespace) -> int:
     # Something could not be read (a file, or a structure of one), or nothing was there:
     # the inventory is incomplete, exit 2 as for an unreadable file.
     return 2 if inv.problems or damaged or empty else 0
-
-
-class _progress:
-    """A rich progress bar on stderr, refreshed from inspect's callbacks (no thread)."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
-
-        self._p = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                           console=Console(stderr=True), auto_refresh=False, transient=True)
-        self._tasks: dict[str, Any] = {}
-        self._p.start()
-
-    def __call__(self, label: str, done: int, total: int) -> None:
-        task = self._tasks.get(label)
-        if task is None:
-            name = label.rsplit("/", 1)[-1]
-            task = self._tasks[label] = self._p.add_task(name, total=total)
-        self._p.update(task, completed=done, total=total)
-        self._p.refresh()
-
-    def close(self) -> None:
-        self._p.stop()
 
 
 EXAMPLES = """\

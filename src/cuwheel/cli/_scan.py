@@ -17,8 +17,10 @@ def register(sub: Any) -> None:
         "records, a cache, and a summary report",
         description="Inspect and audit every wheel of the inputs: one JSON record per wheel "
         "(the wheel, its inventory and its audit-mode check findings) on a line, read on "
-        "every core (or a Dask cluster), cached by the wheel's sha256. Exit status: 0, or "
-        "2 when some wheel could not be read. docs/scan.md has the record format.",
+        "every core (or a Dask cluster), cached by the wheel's sha256. Exit status, as for "
+        "check: 0 every scanned wheel passes its audit, 1 some wheel fails it (0 with "
+        "--exit-zero), 2 some input or wheel could not be read or the index could not be "
+        "used. docs/scan.md has the record format.",
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT",
                    help="wheel file, directory (every *.whl under it) or http(s) URL")
@@ -72,11 +74,15 @@ def register(sub: Any) -> None:
                    help="also report across the records: per project, per GPU, findings")
     p.add_argument("--summary-output", metavar="FILE",
                    help="write the summary to FILE (default: standard output)")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when scanned wheels fail their audit (2 still means "
+                   "something could not be read)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cuwheel.cli._common import error, warn
+    from cuwheel.cli._progress import progress
     from cuwheel.errors import CuwheelError
     from cuwheel.render.escape import escape
     from cuwheel.scan.engine import ScanResult, scan
@@ -137,19 +143,28 @@ def run(args: argparse.Namespace) -> int:
     out: Any = None
     if args.output:
         out = open(args.output, "a" if args.resume else "w", encoding="utf-8")  # noqa: SIM115
-    elif not args.summary:
+    elif not args.summary and not args.quiet:  # -q: no result on stdout, as everywhere
         out = sys.stdout
     res = ScanResult()
+    failed = 0
+    stdout = sys.stdout
     try:
-        for line in scan(refs, options=options, workers=args.workers, cache=cache,
-                         engine=args.engine, dask_address=args.dask_scheduler,
-                         dask_workers=args.workers, download_dir=args.download_dir,
-                         result=res, max_in_flight=args.max_in_flight):
-            if out is not None:
-                out.write(line + "\n")
-                out.flush()  # the checkpoint: a stopped run keeps every record so far
-            if summary is not None:
-                summary.add(json.loads(line))
+        with progress(args, "scan", total=len(refs), unit="wheels") as bar:
+            for line in scan(refs, options=options, workers=args.workers, cache=cache,
+                             engine=args.engine, dask_address=args.dask_scheduler,
+                             dask_workers=args.workers, download_dir=args.download_dir,
+                             result=res, max_in_flight=args.max_in_flight):
+                record = json.loads(line)
+                if out is not None:
+                    # stdout looked up now: on a terminal the progress display owns it
+                    target = sys.stdout if out is stdout else out
+                    target.write(line + "\n")
+                    target.flush()  # the checkpoint: a stopped run keeps every record so far
+                if summary is not None:
+                    summary.add(record)
+                failed += _failed(record)
+                if bar is not None:
+                    bar.step()
     finally:
         if out is not None and out is not sys.stdout:
             out.close()
@@ -170,6 +185,19 @@ def run(args: argparse.Namespace) -> int:
             if args.summary_output:
                 with open(args.summary_output, "w", encoding="utf-8") as f:
                     write(summary, args.summary, f, path=args.summary_output)
-            else:
+            elif not args.quiet:
                 write(summary, args.summary, sys.stdout)
-    return 2 if res.unreadable or missing else 0
+    if res.unreadable or missing:
+        return 2
+    if failed:
+        # As check exits 1 on a failing wheel: a CI gate on a scan needs no summary parsing.
+        print(f"cuwheel scan: {failed} wheel(s) fail their audit"
+              + (" (--exit-zero: exit 0)" if args.exit_zero else ""), file=sys.stderr)
+        return 0 if args.exit_zero else 1
+    return 0
+
+
+def _failed(record: Any) -> bool:
+    """Whether a record says its wheel's audit failed."""
+    check = record.get("check") if isinstance(record, dict) else None
+    return isinstance(check, dict) and check.get("passed") is False

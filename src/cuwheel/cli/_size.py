@@ -71,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
         scenarios += [Scenario(s, p) for s, p in drops]
         scenarios += [Scenario(ptx_from=a) for a in ptx_from]
         scenarios += [Scenario(compression=m) for m in args.compress]
-    inv = inspect(args.targets)
+    from cuwheel.cli._progress import progress
+
+    with progress(args, "size: reading") as bar:
+        inv = inspect(args.targets, progress=bar)
     for problem in inv.problems:
         error(str(problem))
     if inv.problems:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-from pathlib import Path
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, write_output
@@ -83,7 +81,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--jobs", "-j", type=int, default=4, help="parallel downloads (default 4)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")  # fmt: skip
+                   help="progress bar on stderr (default: on a terminal, without -q)")  # fmt: skip
     p.set_defaults(handler=_run)
 
 
@@ -108,6 +106,8 @@ class _Bars:
             console=Console(stderr=True),
             transient=True,
         )
+        import threading
+
         self.tasks: dict[str, Any] = {}
         self.lock = threading.Lock()
 
@@ -120,6 +120,8 @@ class _Bars:
 
 
 def _locked_lock(args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
     from cuwheel.toolkit import LOCK_NAME, normalize_train, read_lock
 
     path = Path(args.lock) if args.lock else Path(args.prefix) / LOCK_NAME
@@ -170,7 +172,9 @@ def _run(args: argparse.Namespace) -> int:
             cache=cache,
             refresh_after=0 if args.refresh else NEWEST_MAX_AGE,
         )
-    show = sys.stderr.isatty() if args.progress is None else args.progress
+    from cuwheel.cli._progress import enabled
+
+    show = enabled(args)  # --progress/--no-progress, else a terminal without -q
     bars = _Bars() if show else None
     opts: dict[str, Any] = {"cache": cache, "jobs": args.jobs, "full_verify": args.verify,
                             "repair": args.repair}  # fmt: skip
@@ -180,7 +184,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         result = install(args.prefix, lock, **opts)
     if args.lock and not args.locked:
-        Path(args.lock).write_text(lock.text(), encoding="utf-8")
+        with open(args.lock, "w", encoding="utf-8") as f:
+            f.write(lock.text())
     what = f"{lock.train} (CUDA {lock.cuda}) for {lock.platform} from {lock.source}"
     if result.repaired:
         print(f"cuwheel: {result.prefix} was damaged: {result.repaired.summary()}; "

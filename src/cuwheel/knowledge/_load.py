@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-from cuwheel._toml import tomllib
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.model.arch import Arch
@@ -42,6 +40,10 @@ class DataSource:
 
 def read_data_file(name: str) -> dict[str, Any]:
     """A data file shipped in ``cuwheel/data``, parsed; CatalogError when it is no TOML."""
+    from importlib import resources  # here: a catalog from the cache needs neither
+
+    from cuwheel._toml import tomllib
+
     text = resources.files("cuwheel").joinpath("data").joinpath(name).read_text(encoding="utf-8")
     try:
         data: dict[str, Any] = tomllib.loads(text)

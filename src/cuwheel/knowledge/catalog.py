@@ -20,6 +20,7 @@ from typing import Any
 
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError, UnknownName
+from cuwheel.knowledge._cache import cached
 from cuwheel.knowledge._load import DataSource, read_data_file
 from cuwheel.knowledge.consumers import CMakeConsumer, TorchConsumer, load_consumers
 from cuwheel.knowledge.cuda import (
@@ -278,8 +279,10 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
 
 @functools.cache
 def load_catalog() -> Catalog:
-    """The shipped catalog (``cuwheel/data``), read and validated once."""
-    return build_catalog({name: read_data_file(name) for name in DATA_FILES})
+    """The shipped catalog (``cuwheel/data``), read and validated once (then kept in the
+    user cache, keyed by the files and this code: knowledge/_cache.py)."""
+    return cached(DATA_FILES, lambda: build_catalog({n: read_data_file(n) for n in DATA_FILES}),
+                  Catalog)
 
 
 # ---------------------------------------------------------------------------- lookups

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +26,15 @@ def match_lib(name: str, pattern: str) -> bool:
     """Whether library ``name`` matches a data glob (DLL names case-insensitively)."""
     # Sonames are case-sensitive; DLL names are not.
     if pattern.lower().endswith(".dll") or name.lower().endswith(".dll"):
-        return fnmatch.fnmatchcase(name.lower(), pattern.lower())
+        name, pattern = name.lower(), pattern.lower()
+    # The text before the first wildcard must start the name: most patterns are ruled out
+    # without compiling them (a one-library inspect asks ~200 of them about ~20 names).
+    if not name.startswith(_WILDCARD.split(pattern, 1)[0]):
+        return False
     return fnmatch.fnmatchcase(name, pattern)
+
+
+_WILDCARD = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True)

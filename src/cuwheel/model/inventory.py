@@ -205,7 +205,15 @@ class Binary:
         return any(c.entries for c in self.containers)
 
     def coverage(self) -> tuple[ArchCoverage, ...]:
-        """Per (kind, arch): containers carrying it and the bytes it costs."""
+        """Per (kind, arch): containers carrying it and the bytes it costs (computed once:
+        a renderer asks for it per section, and torch's largest library has 3,000 entries)."""
+        found: tuple[ArchCoverage, ...] | None = self.__dict__.get("_coverage")
+        if found is None:
+            found = self._coverage()
+            object.__setattr__(self, "_coverage", found)
+        return found
+
+    def _coverage(self) -> tuple[ArchCoverage, ...]:
         acc: dict[tuple[CodeKind, Arch], list[int]] = {}
         for c in self.containers:
             seen: set[tuple[CodeKind, Arch]] = set()

@@ -27,6 +27,8 @@ __all__ = [
     "FORMATS",
     "JSON_SCHEMA_VERSION",
     "render",
+    "text_block",
+    "text_table",
     "to_github",
     "to_json",
     "to_json_data",
@@ -82,14 +84,21 @@ _NUMBER = re.compile(r"[0-9]+")
 
 def _merge(messages: Sequence[str]) -> str:
     """Messages of one shape (the same words, other numbers) as one: each word that differs
-    written as its values joined with '/', e.g. ``GPUs newer than sm_90/sm_120``."""
+    written as its values joined with '/', e.g. ``GPUs newer than sm_90/sm_120``; values too
+    long to read joined (paths) as the first and how many more (``-v`` lists each)."""
     split = [m.split(" ") for m in messages]
     out = []
     for words in zip(*split, strict=True):  # one shape: as many words each
         values = list(dict.fromkeys(words))
-        out.append(values[0] if len(values) == 1 else "/".join(values[:4])
-                   + ("/..." if len(values) > 4 else ""))
+        joined = "/".join(values[:4]) + ("/..." if len(values) > 4 else "")
+        if len(values) > 1 and len(joined) > _JOINED:
+            joined = f"{values[0]} (+{len(values) - 1} more)"
+        out.append(values[0] if len(values) == 1 else joined)
     return " ".join(out)
+
+
+_JOINED = 32  # columns: "sm_90/sm_120/sm_121" reads as one word, four paths do not
+_NAMES = 3  # libraries named on a grouped line before "and N more"
 
 
 def _grouped(findings: Sequence[Finding]) -> list[str]:
@@ -112,8 +121,10 @@ def _grouped(findings: Sequence[Finding]) -> list[str]:
             continue
         names = [PurePath(lib).name for lib in libs]
         shown = names if len(set(names)) == len(names) else libs
+        more = f" and {len(shown) - _NAMES} more" if len(shown) > _NAMES + 1 else ""
+        shown = shown[:_NAMES] if more else shown
         lines.append(f"{head}{_merge([f.message for f in found])} "
-                     f"[{len(libs)} libraries: {', '.join(shown)}]")
+                     f"[{len(libs)} libraries: {', '.join(shown)}{more}]")
     return lines
 
 
@@ -145,11 +156,22 @@ def to_text(reports: Sequence[WheelReport], *, verbose: bool = True,
             width: int | None = None) -> str:
     """The text report. ``verbose``: every library and finding in place; otherwise the
     verdict first, then the findings grouped and worst first, the libraries without
-    findings counted (``cuwheel check`` without -v). ``width``: lines wrapped to it."""
+    findings counted (``cuwheel check`` without -v). ``width``: lines wrapped to it.
+    The same text as :func:`text_block` of each report followed by :func:`text_table`."""
     lines = _wrap(_detail(reports) if verbose else _brief(reports), width)
     if len(reports) > 1:  # a table: its columns line up only unwrapped
         lines += _table(reports)
     return escape_lines(lines)
+
+
+def text_block(report: WheelReport, *, verbose: bool = True, width: int | None = None) -> str:
+    """One wheel's part of :func:`to_text`: written as soon as that wheel is checked."""
+    return to_text([report], verbose=verbose, width=width)
+
+
+def text_table(reports: Sequence[WheelReport]) -> str:
+    """The summary table that ends :func:`to_text` for several wheels ('' for one)."""
+    return escape_lines(_table(reports)) if len(reports) > 1 else ""
 
 
 def _brief(reports: Sequence[WheelReport]) -> list[str]:

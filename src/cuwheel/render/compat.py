@@ -230,11 +230,14 @@ def _library_lines(s: SourceVerdict, lv: LibraryVerdict, verbose: bool) -> list[
 
 
 def _source_lines(s: SourceVerdict, verbose: bool) -> list[str]:
+    # The input by its file name: the directories it was found in are the user's own
+    # (an absolute path to a wheel alone would fill the line).
+    name = os.path.basename(s.path.rstrip("/")) or s.path
     if not s.libraries:
-        return [f"  {s.path}: nothing CUDA"]
+        return [f"  {name}: nothing CUDA"]
     # The reason names the culprit; its own lines follow, so the source line is short then.
     said = bool(s.culprits or s.doubtful)
-    lines = [f"  {s.path}: {s.state.value}" + ("" if said else f": {s.reason}")]
+    lines = [f"  {name}: {s.state.value}" + ("" if said else f": {s.reason}")]
     grouped = {a.path for g in s.groups for a in g.members}
     shown: set[str] = set()
     for lv in (*s.culprits, *s.doubtful):  # the culprits first
@@ -271,9 +274,11 @@ def _source_lines(s: SourceVerdict, verbose: bool) -> list[str]:
     return lines
 
 
-def report_text(reports: Sequence[TargetReport], *, verbose: bool = False) -> str:
+def report_text(reports: Sequence[TargetReport], *, verbose: bool = False,
+                width: int | None = None) -> str:
     """The answer first, naming the culprit and the GPU as the user typed it; then per
-    source the culprits, alternatives and modules for other GPUs; the rest behind -v."""
+    source the culprits, alternatives and modules for other GPUs; the rest behind -v.
+    ``width``: lines wrapped to it, continuations indented under their line."""
     lines: list[str] = []
     for r in reports:
         lines.append(_headline(r))
@@ -284,7 +289,25 @@ def report_text(reports: Sequence[TargetReport], *, verbose: bool = False) -> st
         for n in r.notes:
             lines.append(f"  note: {n}")
         lines.append("")
-    return escape_lines(lines[:-1])
+    return escape_lines(_fit(lines[:-1], width))
+
+
+def _fit(lines: Sequence[str], width: int | None) -> list[str]:
+    if not width:
+        return list(lines)
+    import textwrap
+
+    out: list[str] = []
+    for line in lines:
+        body = line.lstrip(" ")
+        if len(line) <= width or " " not in body:  # a name alone is kept whole
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(body))
+        out += textwrap.wrap(body, max(width, len(indent) + 24), initial_indent=indent,
+                             subsequent_indent=indent + "    ", break_long_words=False,
+                             break_on_hyphens=False)
+    return out
 
 
 # ---------------------------------------------------------------------------- matrix
