@@ -14,11 +14,15 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from cuwheel.knowledge.platforms import load_platforms
+
 __all__ = ["env_lines", "host_os"]
 
 
 def host_os() -> str:
-    return "windows" if sys.platform == "win32" else "linux"
+    """The OS of this machine's ``sys.platform`` (data/platforms.toml); Linux for one of no
+    platform there (macOS), whose toolkit would be a cross-build's."""
+    return load_platforms().os_of_sys_platform(sys.platform) or "linux"
 
 
 def _join(first: list[str], rest: str | None, sep: str) -> str:
