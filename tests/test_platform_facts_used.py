@@ -241,3 +241,31 @@ def test_bad_linux_facts_are_refused(key: str, value: object, says: str) -> None
     del data["linux"][key]
     with pytest.raises(CatalogError, match=key):
         build_platforms(data)
+
+
+def test_a_windows_toolkits_dll_folders_are_on_path(tmp_path: Path) -> None:
+    # NVIDIA's CUDA 13 wheels: cudart64_13.dll in bin/x86_64, cusparseLt_13.dll in bin/x64
+    for d in ("bin/x86_64", "bin/x64", "bin/arm64"):
+        (tmp_path / d).mkdir(parents=True)
+    win = TABLE.get("win-amd64")
+    assert win is not None and win.toolkit_dll_dirs == ("bin/x86_64", "bin/x64")
+    lines = tk_env.env_lines(tmp_path, "windows", environ={"PATH": "C:\\w"}, host="windows")
+    (path,) = [ln for ln in lines if ln.startswith("PATH=")]
+    bins = [str(tmp_path / d) for d in ("bin", "bin/x86_64", "bin/x64")]
+    assert path == "PATH=" + ";".join([*bins, "C:\\w"])
+    # a Linux tree puts no DLL folder on PATH
+    lines = tk_env.env_lines(tmp_path, "linux", environ={}, host="linux")
+    assert f"PATH={tmp_path / 'bin'}" in lines
+
+
+@pytest.mark.parametrize(("platform", "dirs", "says"), [
+    ("win-amd64", ["x64"], "folders under bin/"),
+    ("win-amd64", ["bin/../../etc"], "folders under bin/"),
+    ("linux-x86_64", ["bin/x64"], "DLLs are Windows'"),
+])  # fmt: skip
+def test_bad_dll_folders_are_refused(platform: str, dirs: list[str], says: str) -> None:
+    data = copy.deepcopy(read_data_file("platforms.toml"))
+    (row,) = [p for p in data["platform"] if p["name"] == platform]
+    row["toolkit_dll_dirs"] = dirs
+    with pytest.raises(CatalogError, match=says):
+        build_platforms(data)

@@ -65,6 +65,7 @@ class Platform:
     redist: tuple[tuple[int, str], ...] = ()  # CUDA major -> redistrib manifest key
     nvidia_wheels: tuple[int, ...] = ()  # CUDA majors with NVIDIA component wheels
     note: str | None = None
+    toolkit_dll_dirs: tuple[str, ...] = ()  # a toolkit tree's DLL folders besides bin/
 
     @property
     def toolkit(self) -> bool:
@@ -191,7 +192,8 @@ def _one(chk: Checker, i: int, raw: object) -> Platform | None:
         raw, where,
         {"name": str, "os": str, "row": bool, "machines": list, "markers": dict, "binary": dict},
         {"row_platform": str, "tegra": bool, "sysconfig": str, "wheel_tags": list,
-         "pip_platforms": list, "redist": dict, "nvidia_wheels": TableList, "note": str},
+         "pip_platforms": list, "redist": dict, "nvidia_wheels": TableList, "note": str,
+         "toolkit_dll_dirs": list},
     )  # fmt: skip
     if not {"name", "os", "row", "machines", "markers", "binary"} <= f.keys():
         return None
@@ -225,6 +227,13 @@ def _one(chk: Checker, i: int, raw: object) -> Platform | None:
     wheels = _int_list(chk, where, "nvidia_wheels", f.get("nvidia_wheels", []))
     if wheels and not f.get("pip_platforms"):
         chk.problem(where, "nvidia_wheels needs pip_platforms")
+    dll_dirs = f.get("toolkit_dll_dirs", [])
+    if not all(isinstance(d, str) and d.startswith("bin/") and ".." not in d.split("/")
+               for d in dll_dirs):  # fmt: skip
+        chk.problem(where, "toolkit_dll_dirs: expected folders under bin/ of the tree")
+        dll_dirs = []
+    if dll_dirs and f["os"] != "windows":
+        chk.problem(where, "toolkit_dll_dirs: DLLs are Windows'")
     if len(markers) < len(MARKER_KEYS) or {"format", "machine"} - b.keys():
         return None
     return Platform(
@@ -233,7 +242,7 @@ def _one(chk: Checker, i: int, raw: object) -> Platform | None:
         tuple((k, markers[k]) for k in MARKER_KEYS), b["format"], b["machine"],
         b.get("e_machine", b.get("pe_machine")),
         tuple(f.get("wheel_tags", [])), tuple(f.get("pip_platforms", [])), tuple(redist),
-        wheels, f.get("note"),
+        wheels, f.get("note"), tuple(dll_dirs),
     )  # fmt: skip
 
 

@@ -47,10 +47,11 @@ def env_lines(
         return lines
     sep = ";" if host == "windows" else ":"
     bins = [str(prefix / "bin")]
-    if target_os == "windows":
-        bins += [
-            str(prefix / "bin" / d) for d in ("x86_64", "x64") if (prefix / "bin" / d).is_dir()
-        ]
+    # the DLL folders of the OS's toolkits (data/platforms.toml: bin/x86_64, bin/x64)
+    folders = dict.fromkeys(d for p in load_platforms().platforms if p.os == target_os
+                            for d in p.toolkit_dll_dirs)  # fmt: skip
+    bins += [str(prefix.joinpath(*d.split("/"))) for d in folders
+             if prefix.joinpath(*d.split("/")).is_dir()]  # fmt: skip
     lines.append(f"PATH={_join(bins, env.get('PATH'), sep)}")
     if target_os == "linux":
         lines.append(
