@@ -7,9 +7,17 @@ Prints, in one run:
   2. unzip + cuobjdump on every binary of the wheel vs `cuwheel inspect WHEEL`
      (target >= 30x faster), and cuwheel vs merely inflating the wheel's binary members
      once with isal (target <= 1.2x);
-  3. peak RSS of `cuwheel inspect WHEEL` (target <= 250 MB), summed over its processes.
+  3. peak RSS of `cuwheel inspect WHEEL` (target <= 250 MB), summed over its processes;
+  4. many wheels (``--many``: wheels or directories of them) in one `cuwheel inspect`.
+
+In 2 and 4 cuwheel is set against the isal inflate of the same binary members (one
+thread) twice: by CPU seconds (user + system of cuwheel and every worker it started,
+from getrusage; interpreter start-up included), which a loaded machine does not
+stretch, and by wall time against the inflate's wall time divided by the CPUs this
+process may use.  Target for both: <= 1.2x.
 
 Usage: python bench/bench_inspect.py [--wheel PATH] [--repeat N] [--quick]
+                                     [--many PATH ...] [--many-only]
 The wheel defaults to `pip download --no-deps torch==2.14.1` into bench/out/.
 cuobjdump comes from the PyPI wheel nvidia-cuda-cuobjdump (or PATH).
 """
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -117,6 +126,76 @@ def binary_members(wheel: str) -> list[zipfile.ZipInfo]:
     return out
 
 
+def cpu_run(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of a command and of every process it
+    waited for (cuwheel's workers)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def isal_floor(wheels: list[str], repeat: int) -> tuple[float, float, int]:
+    """Best wall and CPU seconds of inflating every binary member of ``wheels`` once with
+    isal in this process, and how many members that is."""
+    members = [(w, binary_members(w)) for w in wheels]
+    walls, cpus = [], []
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        for w, ms in members:
+            isal_inflate(w, ms)
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    return min(walls), min(cpus), sum(len(ms) for _, ms in members)
+
+
+def cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def against_floor(label: str, cmd: list[str], floor_wall: float, floor_cpu: float,
+                  repeat: int) -> None:
+    """One line: cuwheel's best wall and CPU time, and both ratios to the floor."""
+    runs = [cpu_run(cmd) for _ in range(repeat)]
+    wall = min(r[0] for r in runs)
+    cpu = min(r[1] for r in runs)
+    n = cpus()
+    print(f"   {label:<32}: wall {wall:7.2f} s, CPU {cpu:7.2f} s   CPU/inflate CPU "
+          f"{cpu / floor_cpu:5.2f}x   wall/(inflate wall / {n} CPUs) "
+          f"{wall / (floor_wall / n):5.2f}x")
+
+
+def expand_wheels(paths: list[str]) -> list[str]:
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            out += sorted(glob.glob(os.path.join(p, "*.whl")))
+        else:
+            out.append(p)
+    return out
+
+
+def many_wheels(paths: list[str], repeat: int) -> None:
+    wheels = expand_wheels(paths)
+    floor_wall, floor_cpu, n = isal_floor(wheels, repeat)
+    size = sum(os.path.getsize(w) for w in wheels) / 1e6
+    print(f"\n4. many wheels: {len(wheels)} wheels ({size:.0f} MB), {n} binary members")
+    for w in wheels:
+        print(f"   - {os.path.basename(w)}")
+    print(f"   isal inflate of binary members  : wall {floor_wall:7.2f} s, CPU "
+          f"{floor_cpu:7.2f} s (one thread)")
+    cli = [sys.executable, "-m", "cuwheel", "inspect", "--json"]
+    against_floor("cuwheel inspect WHEELS (CLI)", [*cli, *wheels], floor_wall, floor_cpu,
+                  repeat)
+    against_floor("cuwheel with --workers 1", [*cli, "--workers", "1", *wheels], floor_wall,
+                  floor_cpu, repeat)
+
+
 def isal_inflate(wheel: str, members: list[zipfile.ZipInfo]) -> float:
     from isal import isal_zlib
 
@@ -142,7 +221,15 @@ def main() -> None:
     ap.add_argument("--wheel")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="skip the slow whole-wheel cuobjdump")
+    ap.add_argument("--many", nargs="+", default=[], metavar="PATH",
+                    help="wheels, or directories of wheels, read together (section 4)")
+    ap.add_argument("--many-only", action="store_true", help="only section 4")
     args = ap.parse_args()
+    if args.many_only:
+        if not args.many:
+            ap.error("--many-only needs --many")
+        many_wheels(args.many, args.repeat)
+        return
     cuobjdump = find_cuobjdump()
     wheel = get_wheel(args.wheel)
     cli = [sys.executable, "-m", "cuwheel", "inspect", "--json"]
@@ -199,8 +286,16 @@ def main() -> None:
           f"{t_wheel / t_isal:5.2f}x  (target <= 1.2x)")
     print(f"   cuwheel with --workers 1        : {t_w1:8.3f} s   cuwheel/inflate "
           f"{t_w1 / t_isal:5.2f}x")
+    floor_wall, floor_cpu, _ = isal_floor([wheel], args.repeat)
+    print(f"   by CPU time (inflate: wall {floor_wall:.2f} s, CPU {floor_cpu:.2f} s):")
+    against_floor("cuwheel inspect WHEEL (CLI)", [*cli, wheel], floor_wall, floor_cpu,
+                  args.repeat)
+    against_floor("cuwheel with --workers 1", [*cli, "--workers", "1", wheel], floor_wall,
+                  floor_cpu, args.repeat)
     print(f"\n3. peak RSS of cuwheel inspect WHEEL, all processes: {rss:6.0f} MB"
           "  (target <= 250 MB)")
+    if args.many:
+        many_wheels(args.many, args.repeat)
 
 
 def _api(cuwheel, lib: str) -> float:  # type: ignore[no-untyped-def]

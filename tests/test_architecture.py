@@ -51,14 +51,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
 # Being split in parallel (issue 24): these modules may pass 450 lines until their split
 # lands; the size rule only -- arrows and circles are checked for them like for any other.
 # Empty this list once the splits are merged.
-BEING_SPLIT = (
-    "read/",
-    "scan/",
-    "cli/",
-    "config_init.py",
-    "toolkit/assemble.py",
-    "checks/platform_tags.py",
-)
+BEING_SPLIT: tuple[str, ...] = ("cli/",)
 
 
 def _module_name(path: Path) -> tuple[str, bool]:

@@ -221,3 +221,13 @@ def test_a_record_that_is_no_version(tmp_path: Path) -> None:
     spec = xformers(("torch>=2.9",), "not a version", "deps_torchext_cu12.so")
     (f,) = found(audit(tmp_path, spec), "DEP010")
     assert f.severity.name == "WARNING" and "(==X.Y.*)" in f.message
+
+
+def test_a_runtime_the_wheel_ships_needs_no_carrier(tmp_path: Path) -> None:
+    """The same extension with its own libcudart.so.12 in the wheel: the wheel carries the
+    runtime, so which CUDA major pip's torch carries is no DEP008 (whether the loader
+    reaches the copy is RP001's question)."""
+    spec = torch_ext(AUTO_GPTQ_REQUIRES)
+    spec = spec.with_member("libcudart.so.12", cw.fixture("hostonly.so"))
+    report = audit(tmp_path, spec)
+    assert not found(report, "DEP008"), [f.line() for f in report.findings]

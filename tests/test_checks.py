@@ -265,3 +265,24 @@ def test_broken_wheel_fails_with_its_code(tmp_path: Any, code: str) -> None:
     report = run(tmp_path, bad, policy, rows, **sel)
     assert codes(report, code) == exact, [f.line() for f in report.findings]
     assert report.passed is not any(CODES[c].severity is Severity.ERROR for c in exact)
+
+
+@pytest.mark.parametrize(
+    ("requires", "message"),
+    [
+        # the library links libcudart only: an extra nothing links is named
+        (("cuda-toolkit[cudart,cublas]==13.*",),
+         "declares cuda-toolkit[cudart,cublas]==13.*: no binary links the libraries of extra "
+         "cublas"),
+        # a requirement none of whose libraries is linked
+        (("cuda-toolkit[cudart]==13.*", "nvidia-cublas==13.*"),
+         "declares nvidia-cublas==13.*, but no binary links its libraries"),
+        # every extra used: nothing to say
+        (("cuda-toolkit[cudart]==13.*",), None),
+    ],
+)
+def test_dep002_partial_and_whole(tmp_path: Any, requires: tuple[str, ...],
+                                  message: str | None) -> None:
+    report = run(tmp_path, replace(X86, requires=requires))
+    found = [f.message for f in report.findings if f.code == "DEP002"]
+    assert found == ([message] if message else [])

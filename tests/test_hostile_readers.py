@@ -36,9 +36,9 @@ import json, os, resource, sys, time
 limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 import cuwheel
-import cuwheel.read.sources
+import cuwheel.read.wheelfile
 if os.environ.get("CW_OUT_SIZE"):  # stream wheel members in pieces of this size
-    cuwheel.read.sources.OUT_SIZE = int(os.environ["CW_OUT_SIZE"])
+    cuwheel.read.wheelfile.OUT_SIZE = int(os.environ["CW_OUT_SIZE"])
 t0 = time.process_time()  # CPU time: a loaded machine stretches the wall clock
 inv = cuwheel.inspect(sys.argv[2:], workers=1)
 seconds = time.process_time() - t0
@@ -345,7 +345,7 @@ _RANGES = st.lists(st.tuples(st.integers(0, 300), st.integers(0, 60)), max_size=
 @given(ranges=_RANGES, points=st.lists(st.integers(-5, 400), max_size=40))
 def test_range_map_is_the_first_range_in_table_order(ranges: list[tuple[int, int]],
                                                      points: list[int]) -> None:
-    from cuwheel.read.stream import RangeMap
+    from cuwheel.read.tables import RangeMap
 
     spans = [(s, s + n, i) for i, (s, n) in enumerate(ranges)]
     rmap = RangeMap(spans)

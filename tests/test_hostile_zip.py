@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
-import cuwheel.read.inspect as api_mod
+import cuwheel.read.schedule as api_mod
+import cuwheel.read.sources as sources_mod
 import wheelfactory
 from cuwheel.model.inventory import Inventory, Problem, Source
 from cuwheel.read.sources import Limits
@@ -667,14 +668,15 @@ def _alive(pid: int) -> bool:
 
 SLOW_WORKERS = """
 import sys, time
-import cuwheel.read.inspect as api
+import cuwheel.read.schedule as api
+import cuwheel.read.sources as sources
 from cuwheel.cli import main
 api._PARALLEL_THRESHOLD = 0  # workers for any wheel
 api._BIG_MEMBER = 1  # a task per member
 api._cpu_count = lambda: 4  # even on a one-CPU runner
 def slow(*a, **k):
     time.sleep(120)
-api.read_member = slow
+sources.read_member = slow
 sys.exit(main(["inspect", "--workers", "4", sys.argv[1]]))
 """
 
@@ -745,14 +747,14 @@ def test_workers_read_what_one_process_reads(
 
 def test_a_worker_that_dies_is_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     parent = os.getpid()
-    real = api_mod.read_member
+    real = sources_mod.read_member
 
     def dies(*a: object, **k: object) -> object:
         if os.getpid() != parent:
             os._exit(3)  # as the kernel's OOM killer would end it
         return real(*a, **k)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(api_mod, "read_member", dies)
+    monkeypatch.setattr(sources_mod, "read_member", dies)
     monkeypatch.setattr(api_mod, "_PARALLEL_THRESHOLD", 0)
     monkeypatch.setattr(api_mod, "_BIG_MEMBER", 1)
     monkeypatch.setattr(api_mod, "_cpu_count", lambda: 2)
@@ -769,7 +771,7 @@ def test_worker_initializer_is_harmless_here() -> None:
     returns: a SIGTERM handler of the parent's is reset."""
     old = signal.getsignal(signal.SIGTERM)
     try:
-        api_mod._worker_init(os.getppid())
+        api_mod.worker_init(os.getppid())
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     finally:
         signal.signal(signal.SIGTERM, old)

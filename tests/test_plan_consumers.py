@@ -325,7 +325,11 @@ def torch_version() -> str | None:
 
 
 TORCH = torch_version()
-needs_torch = pytest.mark.skipif(TORCH is None, reason="torch is not importable")
+needs_torch = pytest.mark.skipif(
+    TORCH is None,
+    reason="torch is not importable: .ci/run installs the CPU wheel on x86_64 from a local copy "
+    "or PyTorch's CPU index (PyPI's torch is the CUDA build); neither was reachable",
+)
 
 
 @needs_torch

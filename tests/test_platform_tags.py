@@ -328,3 +328,12 @@ def test_platform_tags_parse() -> None:
     assert P.oldest_allowing("manylinux", "x86_64", "GLIBC_PRIVATE") is None
     assert P.governs("manylinux", "x86_64", "GLIBC_PRIVATE")
     assert not P.governs("manylinux", "x86_64", "libcudart.so.12")
+
+
+@pytest.mark.parametrize(("tag", "flagged"), [("manylinux_2_14_x86_64", False),
+                                              ("manylinux_2_13_x86_64", True)])
+def test_glibc_symbol_at_exactly_a_policyless_tag(tmp_path: Any, tag: str, flagged: bool) -> None:
+    """tag_memcpy214.so needs GLIBC_2.14 (memcpy@GLIBC_2.14): manylinux_2_14, a tag with no
+    policy of its own (PEP 600: glibc 2.14 or newer), allows it; manylinux_2_13 does not."""
+    found = new(run(tmp_path, with_lib(cw.fixture("tag_memcpy214.so"), tag)))
+    assert bool([f for f in found if f.code == "TAG008"]) == flagged, found

@@ -20,9 +20,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
-import cuwheel.read.inspect as api_mod
+import cuwheel.read.schedule as api_mod
+import cuwheel.read.sources as sources_mod
 import wheelfactory
 from cuwheel.cli import main
+from cuwheel.read.inspect import iter_inspect
 from cuwheel.scan import RecordOptions, ScanResult, WheelRef, scan
 from cuwheel.scan.cache import Cache
 from cuwheel.scan.inputs import Filters, expand, from_index
@@ -86,7 +88,7 @@ def test_many_targets_in_parallel_read_what_one_process_reads(
     assert parallel == serial
     assert [s.path for s in parallel.sources] == targets
     assert len(serial.sources[3].problems) == 1  # the cut member
-    got = dict(api_mod.iter_inspect(targets, workers=3))
+    got = dict(iter_inspect(targets, workers=3))
     assert sorted(got) == list(range(len(targets)))
 
 
@@ -101,8 +103,8 @@ def test_a_finish_runs_where_the_source_is_complete(
 ) -> None:
     wheels = corpus(tmp_path / "w")
     opts = RecordOptions(check=False)
-    seq = dict(api_mod.iter_inspect(wheels, workers=1, finish=_finish_pid, tags=wheels))
-    par = dict(api_mod.iter_inspect(wheels, workers=3, finish=_finish_pid, tags=wheels))
+    seq = dict(iter_inspect(wheels, workers=1, finish=_finish_pid, tags=wheels))
+    par = dict(iter_inspect(wheels, workers=3, finish=_finish_pid, tags=wheels))
     assert {i: r[0] for i, r in seq.items()} == {i: r[0] for i, r in par.items()}
     assert {r[1] for r in seq.values()} == {os.getpid()}
     assert os.getpid() not in {r[1] for r in par.values()}  # in workers, split or not
@@ -336,7 +338,7 @@ def test_index_bad_hash_is_an_error_record(index: tuple[str, list[str]]) -> None
     res = ScanResult()
     (line,) = scan([bad], workers=1, result=res)
     obj = json.loads(line)
-    assert obj["inventory"] is None and "is not the index's" in obj["error"]
+    assert obj["inventory"] is None and "does not match the expected" in obj["error"]
     assert res.unreadable == [ref.input]
 
 
@@ -394,7 +396,7 @@ def test_dask_local_cluster_equals_local_run(tmp_path: Path) -> None:
 def test_results_stream_as_targets_complete(tmp_path: Path) -> None:
     wheels = corpus(tmp_path)
     seen: list[str] = []
-    it = api_mod.iter_inspect(wheels, workers=1, progress=lambda p, d, t: seen.append(p))
+    it = iter_inspect(wheels, workers=1, progress=lambda p, d, t: seen.append(p))
     first = next(it)
     assert first[0] == 0 and seen == [wheels[0]]  # the others are not read yet
     assert sorted([first[0], *(i for i, _ in it)]) == list(range(5))
@@ -405,14 +407,14 @@ def test_a_dying_worker_costs_only_its_wheels_record(
 ) -> None:
     wheels = corpus(tmp_path)
     parent = os.getpid()
-    real = api_mod.read_member
+    real = sources_mod.read_member
 
     def dies(wf: object, name: str, *a: object, **k: object) -> object:
         if os.getpid() != parent and "gamma" in str(getattr(wf, "path", "")):
             os._exit(3)  # as the OOM killer would end it
         return real(wf, name, *a, **k)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(api_mod, "read_member", dies)
+    monkeypatch.setattr(sources_mod, "read_member", dies)
     got = records(scan([WheelRef(w, os.path.basename(w)) for w in wheels], workers=2))
     assert len(got) == 5
     gamma = got["gamma-3.1-py3-none-manylinux_2_28_x86_64.whl"]

@@ -10,7 +10,7 @@ import pytest
 
 import cuwheel
 import cuwheel.read.binary as binary_mod
-import cuwheel.read.sources as sources_mod
+import cuwheel.read.wheelfile as sources_mod
 from wheelfactory import make_wheel
 
 BIN = Path(__file__).parent / "data" / "bin"
@@ -55,9 +55,10 @@ def test_false_signature_claiming_the_rest_of_the_file_is_read_again(
     inv = cuwheel.inspect(whl)
     assert not inv.problems
     assert _facts(inv) == _facts(truth)
-    # The second read trusts no known extent; code segments stay skipped (a read from
-    # disk does not search them either; only device code there turns that off).
-    assert rereads[-1] == (True, False)
+    # The second read trusts no known extent; code segments stay skipped, and are not
+    # searched (a read from disk does not search them either; only device code there
+    # turns that off).
+    assert rereads[-1] == (True, False, False)
 
 
 def test_streamed_and_mapped_reads_agree_on_every_fixture_with_tiny_chunks(
@@ -157,3 +158,27 @@ def test_signature_starting_in_a_tiny_unclaimed_gap(tmp_path: Path, small_chunks
     assert mapped.binaries[0].anomalies == streamed.binaries[0].anomalies
     first = mapped.binaries[0].containers[0]
     assert (first.offset, first.section) == (0x20A0, None)
+
+
+def test_device_code_in_a_code_segment_is_streamed_once(
+    tmp_path: Path, small_chunks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member whose device code lies where the search would skip (an executable
+    section: cuFFT's .nv_fatbin sits in its R+X segment) is decompressed once, and reads
+    as it does from disk; the code there is searched in that one pass."""
+    data = bytearray((BIN / "win_rdc.dll").read_bytes())
+    data[508] = 32  # the characteristics of the section holding __nv_rel now say "code"
+    on_disk = tmp_path / "w.dll"
+    on_disk.write_bytes(bytes(data))
+    whl = make_wheel(tmp_path, {"pkg/w.dll": bytes(data)})
+    reads = []
+    real_read = binary_mod._read
+
+    def spy(*args: object) -> object:
+        reads.append(args[5:])
+        return real_read(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(binary_mod, "_read", spy)
+    streamed = cuwheel.inspect(whl)
+    assert reads == [()]  # one read, with the defaults: no second pass over the member
+    assert _facts(streamed) == _facts(cuwheel.inspect(on_disk)) != []

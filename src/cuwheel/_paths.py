@@ -1,5 +1,6 @@
-"""Path containment: the one rule for "does this path stay under that directory"
-(a toolkit tree being written, a site-packages directory whose RECORD is read).
+"""Path rules in one place: containment, "does this path stay under that directory"
+(a toolkit tree being written, a site-packages directory whose RECORD is read), and
+where cuwheel's cache lives (:func:`cache_dir`, shared by ``scan`` and ``toolkit``).
 
 The whole path is resolved as the kernel would (every link of the chain, ``..`` after a
 link applied to where the link led), and nothing is created to decide: a path that ends
@@ -10,8 +11,27 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
 
-__all__ = ["inside", "resolve_inside"]
+__all__ = ["cache_dir", "inside", "resolve_inside"]
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """cuwheel's cache directory: ``$CUWHEEL_CACHE`` when set, else the platform's
+    (``$XDG_CACHE_HOME/cuwheel`` or ``~/.cache/cuwheel``; ``~/Library/Caches/cuwheel``;
+    ``%LOCALAPPDATA%\\cuwheel\\cache``).  Each user of the cache keeps a folder of its
+    own under it (``scan/``, ``toolkit/``)."""
+    env = os.environ if environ is None else environ
+    if env.get("CUWHEEL_CACHE"):
+        return Path(env["CUWHEEL_CACHE"])
+    if sys.platform == "win32":
+        base = env.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "cuwheel" / "cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "cuwheel"
+    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cuwheel"
 
 
 def inside(real_root: str, real_path: str) -> bool:

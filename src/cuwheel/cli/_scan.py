@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
@@ -48,7 +47,8 @@ def register(sub: Any) -> None:
     p.add_argument("--records", action="append", default=[], metavar="FILE",
                    help="records of earlier scans to merge into the summary (not rescanned)")
     p.add_argument("--cache", metavar="DIR",
-                   help="result cache (default: $XDG_CACHE_HOME/cuwheel/scan)")
+                   help="result cache (default: scan/ in $CUWHEEL_CACHE or the "
+                   "platform's cache directory, ~/.cache/cuwheel)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--no-check", action="store_true",
                    help="inventory only: leave the audit-mode check out of the records")
@@ -63,6 +63,9 @@ def register(sub: Any) -> None:
                    "(pip install 'cuwheel[dask]')")
     p.add_argument("--dask-scheduler", metavar="ADDRESS",
                    help="the Dask scheduler (default: a local cluster of --workers processes)")
+    p.add_argument("--max-in-flight", type=int, default=None, metavar="N",
+                   help="wheels downloading, on disk or being read at once (default: twice "
+                   "the workers); on Dask, tasks outstanding")
     p.add_argument("--download-dir", metavar="DIR",
                    help="keep downloaded wheels here (default: a temporary folder, removed)")
     p.add_argument("--summary", choices=("text", "json", "html"),
@@ -99,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     if not refs and not args.records and not missing:
         raise CuwheelError("nothing to scan: give INPUTs, --list FILE or --index URL "
                            "with --project, or --records FILE to summarize")
+    if args.max_in_flight is not None and args.max_in_flight < 1:
+        raise CuwheelError("--max-in-flight must be at least 1")
     if args.resume and not args.output:
         raise CuwheelError("--resume needs --output FILE (the records to resume)")
     for m in missing:
@@ -111,78 +116,60 @@ def run(args: argparse.Namespace) -> int:
 
         cache = Cache(args.cache or default_cache_dir(), options)
 
-    done: set[str] = set()
-    if args.resume and os.path.exists(args.output):
-        damaged_lines: list[Any] = []
-        done = _inputs_in(args.output, damaged_lines)
-        refs = [r for r in refs if r.input not in done]
-        if damaged_lines:
-            warn(f"{args.output}: {len(damaged_lines)} damaged line(s) skipped, "
-                 f"{len(done)} valid records kept; first: {damaged_lines[0]}")
+    kept = 0
+    damaged: list[Any] = []
+    if args.resume:
+        from cuwheel.scan.checkpoint import Checkpoint
+
+        cp = Checkpoint.read(args.output, damaged)
+        kept = cp.records
+        refs = cp.remaining(refs)
+        if damaged:
+            warn(f"{args.output}: {len(damaged)} damaged line(s) skipped, "
+                 f"{cp.records} valid records kept; first: {damaged[0]}")
+    summary: Any = None
+    if args.summary:
+        from cuwheel.scan.summary import Summary, iter_records
+
+        # Earlier records first, so that a wheel scanned now wins (the last record wins).
+        summary = Summary().add_all(iter_records(
+            [*args.records, *([args.output] if args.resume and kept else [])], damaged))
     out: Any = None
     if args.output:
         out = open(args.output, "a" if args.resume else "w", encoding="utf-8")  # noqa: SIM115
     elif not args.summary:
         out = sys.stdout
-    summary_sources = list(args.records)
-    if args.output:
-        summary_sources.append(args.output)
-    collected: list[str] = []
     res = ScanResult()
     try:
         for line in scan(refs, options=options, workers=args.workers, cache=cache,
                          engine=args.engine, dask_address=args.dask_scheduler,
                          dask_workers=args.workers, download_dir=args.download_dir,
-                         result=res):
+                         result=res, max_in_flight=args.max_in_flight):
             if out is not None:
                 out.write(line + "\n")
-                out.flush()
-            if args.summary and not args.output:
-                collected.append(line)
+                out.flush()  # the checkpoint: a stopped run keeps every record so far
+            if summary is not None:
+                summary.add(json.loads(line))
     finally:
         if out is not None and out is not sys.stdout:
             out.close()
     for bad in res.unreadable:
         error(f"{bad}: could not be read in full (see its record)")
-    if refs or done:
-        kept = f", {len(done)} kept from {args.output}" if done else ""
+    if refs or kept:
+        was = f", {kept} kept from {args.output}" if kept else ""
         print(escape(f"cuwheel scan: {res.records} records ({res.cached} from the cache, "
-                     f"{res.read} read){kept}"), file=sys.stderr)
-    if args.summary:
-        from cuwheel.scan.summary import read_records, render, summarize
+                     f"{res.read} read){was}"), file=sys.stderr)
+    if summary is not None:
+        from cuwheel.scan.summary import write
 
-        damaged: list[Any] = []
-        records = read_records(summary_sources, damaged)
-        records += [json.loads(x) for x in collected]
-        for d in damaged[:5]:
-            warn(str(d))
-        if len(damaged) > 5:
-            warn(f"{len(damaged) - 5} more damaged lines skipped")
-        text = render(summarize(_dedupe(records)), args.summary)
-        if args.summary_output:
-            with open(args.summary_output, "w", encoding="utf-8") as f:
-                f.write(text)
-        else:
-            sys.stdout.write(text)
+        with summary:
+            for d in damaged[:5]:
+                warn(str(d))
+            if len(damaged) > 5:
+                warn(f"{len(damaged) - 5} more damaged lines skipped")
+            if args.summary_output:
+                with open(args.summary_output, "w", encoding="utf-8") as f:
+                    write(summary, args.summary, f, path=args.summary_output)
+            else:
+                write(summary, args.summary, sys.stdout)
     return 2 if res.unreadable or missing else 0
-
-
-def _inputs_in(path: str, damaged: list[Any]) -> set[str]:
-    """The inputs the valid records in ``path`` name.  A damaged line is skipped (and
-    listed in ``damaged``), never the end of the valid records after it; a last line that
-    an interrupted run cut short (no newline) is removed, so the next record starts on a
-    line of its own (its wheel is scanned again)."""
-    from cuwheel.scan.record import read_record_file
-
-    with open(path, "rb") as f:
-        records, whole = read_record_file(f, path, damaged)
-    if whole != os.path.getsize(path):
-        os.truncate(path, whole)
-    return {r["input"] for r in records}
-
-
-def _dedupe(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for r in records:
-        seen[r["input"]] = r
-    return list(seen.values())

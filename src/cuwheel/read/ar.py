@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuwheel.errors import ArError
-from cuwheel.read.stream import MAX_NAME, NameBudget, Scan
+from cuwheel.read.stream import Scan
+from cuwheel.read.tables import MAX_NAME, NameBudget
 
 __all__ = ["AR_MAGIC", "MAX_MEMBERS", "ArError", "ArReader"]
 

@@ -11,6 +11,7 @@ whole-file problems); each format's own structures live in its reader module.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import struct
 from collections.abc import Callable, Iterator
 
@@ -21,16 +22,17 @@ from cuwheel.read.ar import AR_MAGIC, ArReader
 from cuwheel.read.containers import (
     Candidate,
     ContainerCollector,
-    Region,
     assign_containers,
     unsafe_skips,
 )
 from cuwheel.read.cubin import EM_CUDA, parse_cubin
-from cuwheel.read.elf import ElfReader
+from cuwheel.read.elf import ElfFacts, ElfReader
 from cuwheel.read.fatbin import CONTAINER_MAGIC
-from cuwheel.read.pe import PeReader
+from cuwheel.read.pe import PeFacts, PeReader
 from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header
-from cuwheel.read.stream import Anomalies, Chunk, NameBudget, Scan
+from cuwheel.read.regions import Region, merge_ranges
+from cuwheel.read.stream import Chunk, Scan
+from cuwheel.read.tables import Anomalies, NameBudget
 
 __all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
 
@@ -119,7 +121,16 @@ def _run(
             scan.finish()
     if scan.missed:
         raise StreamError("its structures could not be located in a bounded number of passes")
-    if _skipped_device_code(regions(), scan.skip):
+    if scan.search_code:
+        # The code ranges were searched as everything else: what was found there is what
+        # a read without the skip finds, which is the answer when a device-code section
+        # lies there; otherwise (rare: a stray signature in code) the read that skips
+        # them is.  Either way a file whose device code lies in its executable segment
+        # (cuFFT's) is decompressed once, not twice.
+        if collector.starting_in(scan.skip) and not _skipped_device_code(regions(),
+                                                                          scan.skip):
+            raise _Reread(keep_code=True)
+    elif _skipped_device_code(regions(), scan.skip):
         raise _Reread(keep_code=False)  # code ranges that hold a device-code section
     if unsafe_skips(collector.candidates):
         raise _Reread(keep_code=True)  # a false candidate's extent
@@ -128,17 +139,11 @@ def _run(
 def _skipped_device_code(regions: list[Region], skip: list[tuple[int, int]]) -> bool:
     """Whether a skipped range overlaps a device-code section (bisection over the merged
     ranges: thousands of segments times thousands of sections would be quadratic)."""
-    merged: list[list[int]] = []
-    for a, b in sorted(r for r in skip if r[1] > r[0]):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    ends = [b for _, b in merged]
+    starts, ends = merge_ranges(skip)
     for r in regions:
         if r.device_code:
             i = bisect.bisect_right(ends, r.start)  # first range ending after r.start
-            if i < len(merged) and merged[i][0] < r.end:
+            if i < len(starts) and starts[i] < r.end:
                 return True
     return False
 
@@ -188,9 +193,10 @@ def read_binary(
             return _read(path, size, open_chunks, kind, payload)
         except _Reread as again:
             try:
-                return _read(path, size, open_chunks, kind, payload, again.keep_code, False)
+                return _read(path, size, open_chunks, kind, payload, again.keep_code, False,
+                             False)
             except _Reread:  # (cannot happen: the same sections, no known extents skipped)
-                return _read(path, size, open_chunks, kind, payload, False, False)
+                return _read(path, size, open_chunks, kind, payload, False, False, False)
     except InputError:
         raise
     except Malformed as exc:
@@ -207,56 +213,22 @@ def _read(
     payload: str,
     skip_code: bool = True,
     skip_known: bool = True,
+    search_code: bool = True,
 ) -> list[Binary]:
     if kind in ("cubin", "ptx"):
         return [_read_raw_device(path, size, open_chunks, kind)]
     scan = Scan(size)
+    scan.search_code = search_code
     collector = ContainerCollector(scan, payload=payload, skip_known=skip_known)
     budget = NameBudget()  # names decoded, over the whole file
-    if kind == "elf":
+    if kind in ("elf", "pe"):
         notes = Anomalies()
-        elf = ElfReader(scan, 0, size, skip_code=skip_code, anomalies=notes, budget=budget)
-        _run(scan, open_chunks, collector, lambda: elf.facts.sections)
-        facts = elf.finish()
+        host = (ElfReader if kind == "elf" else PeReader)(
+            scan, 0, size, skip_code=skip_code, anomalies=notes, budget=budget)
+        _run(scan, open_chunks, collector, lambda: host.facts.sections)
+        facts = host.finish()
         containers = _place(collector, facts.sections, facts.wrappers, notes)
-        return [
-            Binary(
-                path=path,
-                format="elf",
-                size=size,
-                file_type=facts.file_type or None,
-                machine=facts.machine or None,
-                needed=tuple(facts.needed),
-                rpath=tuple(facts.rpath),
-                runpath=tuple(facts.runpath),
-                soname=facts.soname,
-                exported=tuple(facts.exported),
-                undefined=tuple(facts.undefined),
-                version_needs=tuple(facts.version_needs),
-                version_defs=tuple(facts.version_defs),
-                containers=tuple(containers),
-                anomalies=notes.result(),
-            )
-        ]
-    if kind == "pe":
-        notes = Anomalies()
-        pe = PeReader(scan, 0, size, skip_code=skip_code, anomalies=notes, budget=budget)
-        _run(scan, open_chunks, collector, lambda: pe.facts.sections)
-        pfacts = pe.finish()
-        containers = _place(collector, pfacts.sections, pfacts.wrappers, notes)
-        return [
-            Binary(
-                path=path,
-                format="pe",
-                size=size,
-                file_type=pfacts.file_type,
-                machine=pfacts.machine,
-                needed=tuple(pfacts.needed),
-                exported=tuple(pfacts.exported),
-                containers=tuple(containers),
-                anomalies=notes.result(),
-            )
-        ]
+        return [_host_binary(path, kind, size, facts, containers, notes)]
     if kind == "ar":
         members: list[tuple[str, int, int, ElfReader]] = []
 
@@ -332,6 +304,24 @@ def _read(
     raise InputError(path, f"unsupported file kind {kind!r}")
 
 
+def _host_binary(path: str, kind: str, size: int, facts: ElfFacts | PeFacts,
+                 containers: list[FatbinContainer], notes: Anomalies) -> Binary:
+    """The Binary of a host ELF or PE file (an ELF file's linkage in full)."""
+    elf = isinstance(facts, ElfFacts)
+    binary = Binary(path=path, format=kind, size=size,
+                    # an ELF file's unknown type or machine is None; a PE image has both
+                    file_type=(facts.file_type or None) if elf else facts.file_type,
+                    machine=(facts.machine or None) if elf else facts.machine,
+                    needed=tuple(facts.needed), exported=tuple(facts.exported),
+                    containers=tuple(containers), anomalies=notes.result())
+    if not isinstance(facts, ElfFacts):
+        return binary
+    return dataclasses.replace(
+        binary, rpath=tuple(facts.rpath), runpath=tuple(facts.runpath), soname=facts.soname,
+        undefined=tuple(facts.undefined), version_needs=tuple(facts.version_needs),
+        version_defs=tuple(facts.version_defs))
+
+
 def _place(
     collector: ContainerCollector,
     sections: list[Region],
@@ -380,23 +370,10 @@ def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str) 
             variant = "f"
         if not 10 <= facts.sm <= 999:
             raise InputError(path, f"cubin SM number {facts.sm} is out of range")
-        entry = FatbinEntry(
-            offset=0,
-            kind=CodeKind.SASS,
-            arch=Arch(facts.sm, variant),
-            code_version=(1, facts.abi_version),
-            flags=0,
-            header_size=0,
-            stored_size=size,
-            compression=Compression.NONE,
-            compressed_size=0,
-            uncompressed_size=size,
-            host="unknown",
-            debug=False,
-            toolkit=facts.toolkit,
-            relocatable=facts.relocatable,
-            kernels=facts.kernels,
-        )
+        entry = dataclasses.replace(
+            _whole_file_entry(CodeKind.SASS, Arch(facts.sm, variant), (1, facts.abi_version),
+                              size, False),
+            toolkit=facts.toolkit, relocatable=facts.relocatable, kernels=facts.kernels)
         container = FatbinContainer(0, size, None, False, facts.relocatable, (entry,),
                                     toolkit=facts.toolkit)
         return Binary(path=path, format="cubin", size=size, machine="cuda",
@@ -412,20 +389,16 @@ def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str) 
     if not digits.isdigit() or not 10 <= int(digits) <= 999:
         raise InputError(path, f"unknown PTX target {target!r}")
     pvariant: Variant = "a" if variant_s == "a" else "f" if variant_s == "f" else ""
-    entry = FatbinEntry(
-        offset=0,
-        kind=CodeKind.PTX,
-        arch=Arch(int(digits), pvariant),
-        code_version=header.version,
-        flags=0,
-        header_size=0,
-        stored_size=size,
-        compression=Compression.NONE,
-        compressed_size=0,
-        uncompressed_size=size,
-        host="unknown",
-        debug="debug" in header.options,
-    )
+    entry = _whole_file_entry(CodeKind.PTX, Arch(int(digits), pvariant), header.version, size,
+                              "debug" in header.options)
     container = FatbinContainer(0, size, None, False, False, (entry,))
     return Binary(path=path, format="ptx", size=size, machine="cuda", containers=(container,),
                   ptx_version=f"{header.version[0]}.{header.version[1]}")
+
+
+def _whole_file_entry(kind: CodeKind, arch: Arch, code_version: tuple[int, int], size: int,
+                      debug: bool) -> FatbinEntry:
+    """The one entry of a raw cubin or PTX file: the whole file, stored, at offset 0."""
+    return FatbinEntry(offset=0, kind=kind, arch=arch, code_version=code_version, flags=0,
+                       header_size=0, stored_size=size, compression=Compression.NONE,
+                       compressed_size=0, uncompressed_size=size, host="unknown", debug=debug)

@@ -32,9 +32,11 @@ from cuwheel.read.fatbin import (
     parse_container_header,
     parse_entry_header,
 )
-from cuwheel.read.stream import RangeMap, Scan
+from cuwheel.read.regions import PAD_LIMIT, TAIL_PAD, Region, merge_ranges
+from cuwheel.read.stream import Scan
+from cuwheel.read.tables import RangeMap
 
-__all__ = ["Candidate", "ContainerCollector", "Region", "assign_containers"]
+__all__ = ["Candidate", "ContainerCollector", "Region", "assign_containers"]  # Region: regions.py
 
 # Payload bytes decoded per cubin to find its ELF header and toolkit note.  The notes sit
 # after the symbol and string tables; in big cubins that can be far in, and then the
@@ -49,14 +51,6 @@ MAX_CUBIN = 256 << 20
 # hostile file cannot make the inventory itself exhaust memory.
 MAX_CANDIDATES = 1_000_000
 MAX_ENTRIES = 2_000_000
-# Zero bytes between containers are alignment padding when the run is shorter than the
-# section's alignment (Region.pad): nvcc's own objects align .nv_fatbin to 8 (pads under
-# 16 bytes), NVIDIA's aarch64 libraries to 256 (libcurand.so.10 10.4.0.35: 10 pads of 8 to
-# 240 bytes).  No alignment above PAD_LIMIT is believed.  After a section's last container
-# only a pad under TAIL_PAD bytes is allowed: the linker ends a section with its last
-# input, so a longer tail is not padding.
-PAD_LIMIT = 4096
-TAIL_PAD = 16
 
 
 @dataclass
@@ -79,22 +73,6 @@ class Candidate:
     @property
     def valid(self) -> bool:
         return self.complete and self.error is None
-
-
-@dataclass(frozen=True)
-class Region:
-    """A section of the host file (absolute offsets)."""
-
-    name: str
-    start: int
-    end: int
-    device_code: bool  # one of the named fatbin sections
-    relocatable: bool  # __nv_relfatbin / __nv_rel
-    # Worth a signature search: allocated, initialised, non-executable data.
-    searchable: bool = False
-    # A zero run between two containers shorter than this is alignment padding (ELF:
-    # sh_addralign, at least 16, at most PAD_LIMIT).
-    pad: int = 16
 
 
 class ContainerCollector:
@@ -151,17 +129,18 @@ class ContainerCollector:
 
     def discard_in(self, ranges: list[tuple[int, int]]) -> None:
         """Forget the candidates that start in any of ``ranges``."""
-        merged: list[list[int]] = []
-        for a, b in sorted(r for r in ranges if r[1] > r[0]):
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        starts = [a for a, _ in merged]
-        for off in list(self.candidates):
+        for off in self.starting_in(ranges):
+            del self.candidates[off]
+
+    def starting_in(self, ranges: list[tuple[int, int]]) -> list[int]:
+        """The offsets of the candidates that start in any of ``ranges``."""
+        starts, ends = merge_ranges(ranges)
+        out = []
+        for off in self.candidates:
             i = bisect.bisect_right(starts, off) - 1
-            if i >= 0 and off < merged[i][1]:
-                del self.candidates[off]
+            if i >= 0 and off < ends[i]:
+                out.append(off)
+        return out
 
     def measure_padding(self, regions: list[Region]) -> None:
         """Count the zeros around each candidate in a device-code section of a resident
@@ -200,16 +179,13 @@ class ContainerCollector:
             return
         at = cand.offset + CONTAINER_HEADER_SIZE
         while at != cand.end:
-            if at + ENTRY_FIXED_SIZE > cand.end:
-                cand.error = f"{cand.end - at} stray bytes after the last entry"
+            if not _entry_fits(cand, at):
                 return
             data = peek(at, ENTRY_FIXED_SIZE)
-            try:
-                hdr = parse_entry_header(data, cand.end - at)
-            except FatbinError as exc:
-                cand.error = f"entry at 0x{at:x}: {exc}"
+            hdr = _entry_header(cand, at, data)
+            if hdr is None:
                 return
-            if hdr.identifier_length and hdr.header_size > ENTRY_FIXED_SIZE:
+            if _long_header(hdr):
                 data = peek(at, hdr.header_size)
             self._add(cand, at, hdr, data)
             at += hdr.size
@@ -265,18 +241,14 @@ class ContainerCollector:
         if at == cand.end:
             cand.complete = True
             return
-        if at + ENTRY_FIXED_SIZE > cand.end:
-            cand.error = f"{cand.end - at} stray bytes after the last entry"
-            return
-        self.scan.request(at, ENTRY_FIXED_SIZE, lambda b: self._entry(cand, at, b))
+        if _entry_fits(cand, at):
+            self.scan.request(at, ENTRY_FIXED_SIZE, lambda b: self._entry(cand, at, b))
 
     def _entry(self, cand: Candidate, at: int, data: bytes) -> None:
-        try:
-            hdr = parse_entry_header(data, cand.end - at)
-        except FatbinError as exc:
-            cand.error = f"entry at 0x{at:x}: {exc}"
+        hdr = _entry_header(cand, at, data)
+        if hdr is None:
             return
-        if hdr.identifier_length and hdr.header_size > ENTRY_FIXED_SIZE:
+        if _long_header(hdr):
             self.scan.request(at, hdr.header_size, lambda b: self._add(cand, at, hdr, b))
         else:
             self._add(cand, at, hdr, data)
@@ -339,6 +311,28 @@ class ContainerCollector:
         cand.entries[index] = dataclasses.replace(
             entry, toolkit=facts.toolkit, relocatable=facts.relocatable, kernels=facts.kernels
         )
+
+
+def _entry_fits(cand: Candidate, at: int) -> bool:
+    """Whether an entry header fits before the container's end (else that is its error)."""
+    if at + ENTRY_FIXED_SIZE > cand.end:
+        cand.error = f"{cand.end - at} stray bytes after the last entry"
+        return False
+    return True
+
+
+def _entry_header(cand: Candidate, at: int, data: bytes) -> EntryHeader | None:
+    """The entry header at ``at`` (its fixed part in ``data``), or None with the error."""
+    try:
+        return parse_entry_header(data, cand.end - at)
+    except FatbinError as exc:
+        cand.error = f"entry at 0x{at:x}: {exc}"
+        return None
+
+
+def _long_header(hdr: EntryHeader) -> bool:
+    """An entry whose header carries an identifier past its fixed part."""
+    return bool(hdr.identifier_length) and hdr.header_size > ENTRY_FIXED_SIZE
 
 
 def _count_lead(cand: Candidate, data: bytes) -> None:

@@ -4,32 +4,43 @@ Reads by requests on a Scan (see stream.py) so that a library streamed out of a 
 is never held whole.  pyelftools needs a seekable stream of the whole file, and walking
 a 75,000-symbol ``.dynsym`` through it is much slower than ``struct.iter_unpack``, so
 the few structures needed are decoded here; tests compare the results with readelf.
-
-Over 400 lines: one reader for the section table, program headers, dynamic section,
-dynamic symbols and the wrapper records, each bounded (docs/inspect.md's limits) and
-requested through the stream in the order the file's own offsets allow.
+Dynamic symbols, versions and search paths are decoded in elfsyms.py.
 """
 
 from __future__ import annotations
 
 import struct
-import sys
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
-from cuwheel.errors import ElfError, StreamError
+from cuwheel.errors import ElfError
 from cuwheel.model.inventory import UndefinedSymbol, VersionNeed
-from cuwheel.read.containers import PAD_LIMIT, Region
-from cuwheel.read.stream import (
-    Anomalies,
-    NameBudget,
-    RangeMap,
-    Scan,
-    StringTable,
-)
 
-__all__ = ["DEVICE_SECTIONS", "ELF_MACHINES", "ElfError", "ElfFacts", "ElfReader"]
+# The dynamic-linker structures are decoded in elfsyms.py; their bounds and section
+# types are re-exported here, where the ELF reader's own are.
+from cuwheel.read.elfsyms import (
+    DT_RPATH,
+    DT_RUNPATH,
+    MAX_PATH_ENTRIES,
+    MAX_PATH_LIST,
+    MAX_SYMBOLS,
+    MAX_UNDEFINED,
+    MAX_VERSION_RECORDS,
+    SHT_GNU_VERDEF,
+    SHT_GNU_VERNEED,
+    SHT_GNU_VERSYM,
+    VERSION_SECTIONS,
+    dynamic_symbols,
+    search_paths,
+)
+from cuwheel.read.regions import PAD_LIMIT, Region, section_region
+from cuwheel.read.stream import Scan
+from cuwheel.read.tables import Anomalies, NameBudget, RangeMap, StringTable, guarded
+
+__all__ = ["DEVICE_SECTIONS", "ELF_MACHINES", "MAX_PATH_ENTRIES", "MAX_PATH_LIST",
+           "MAX_SYMBOLS", "MAX_UNDEFINED", "MAX_VERSION_RECORDS", "SHT_GNU_VERDEF",
+           "SHT_GNU_VERNEED", "SHT_GNU_VERSYM", "ElfError", "ElfFacts", "ElfReader"]
 
 ELF_MACHINES = {
     3: "i386",
@@ -47,14 +58,8 @@ DEVICE_SECTIONS = {".nv_fatbin": False, "__nv_relfatbin": True}
 
 PT_LOAD, PT_DYNAMIC = 1, 2
 SHT_DYNSYM, SHT_NOBITS = 11, 8
-# Symbol versioning (LSB Core, "Symbol Versioning"): one 16-bit index per .dynsym entry,
-# the versions required of each needed library, and the versions this file defines.
-SHT_GNU_VERSYM, SHT_GNU_VERNEED, SHT_GNU_VERDEF = 0x6FFFFFFF, 0x6FFFFFFE, 0x6FFFFFFD
-VERSION_SECTIONS = {SHT_GNU_VERSYM: ".gnu.version", SHT_GNU_VERNEED: ".gnu.version_r",
-                    SHT_GNU_VERDEF: ".gnu.version_d"}
-VER_FLG_BASE = 1
 SHN_XINDEX = 0xFFFF
-DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
+DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME = 0, 1, 5, 10, 14
 # A position-independent executable is ET_DYN; readelf tells it by this flag, and so do we.
 DT_FLAGS_1, DF_1_PIE = 0x6FFFFFFB, 0x08000000
 # Bytes of the file start kept in full: .dynsym / .dynstr usually sit there, before
@@ -80,13 +85,6 @@ NOT_DATA_SECTIONS = (
 # about 20 DT_NEEDED, 1 RUNPATH of 3 entries); what is beyond is not read, an anomaly.
 MAX_DYNAMIC = 1_000_000  # PT_DYNAMIC entries before DT_NULL
 MAX_NEEDED = 10_000
-MAX_PATH_ENTRIES = 10_000  # RPATH + RUNPATH entries, after the split on ':'
-MAX_PATH_LIST = 64 << 10  # one DT_RPATH / DT_RUNPATH string
-MAX_SYMBOLS = 2_000_000  # defined dynamic symbols
-MAX_UNDEFINED = 2_000_000  # undefined dynamic symbols (libtorch_cpu.so: 9k)
-# .gnu.version_r / .gnu.version_d records walked, all chains together (real files: under
-# a hundred; the chains only go forward, so this bounds the walk of a hostile one).
-MAX_VERSION_RECORDS = 100_000
 # At most this much of the writable segments is kept for the fatbin wrapper records.
 MAX_RW_KEPT = 64 << 20
 WRAPPER_MAGIC = 0x466243B1  # .nvFatBinSegment record (docs/formats.md#wrapper-records)
@@ -182,7 +180,7 @@ class ElfReader:
             self._fail(problem, what)
             return
         if what is not None or self._member:
-            cb = self._guarded(cb, what)
+            cb = guarded(cb, what or "ELF header", self.anomalies, ElfError)
         if self._head and off + length <= len(self._head):
             cb(self._head[off : off + length])
             return
@@ -192,19 +190,6 @@ class ElfReader:
         if what is None and not self._member:
             raise ElfError(problem)
         self.anomalies.add(problem)
-
-    def _guarded(self, cb: Callable[[bytes], None], what: str | None) -> Callable[[bytes], None]:
-        def run(data: bytes) -> None:
-            try:
-                cb(data)
-            except StreamError:
-                raise  # the file's own limits (the request budget) end the whole read
-            except ElfError as exc:
-                self.anomalies.add(str(exc))
-            except (struct.error, ValueError, IndexError) as exc:
-                self.anomalies.add(f"{what or 'ELF header'}: malformed ({exc})")
-
-        return run
 
     def _ehdr(self, data: bytes) -> None:
         if len(data) < 52 or data[:4] != b"\x7fELF":
@@ -232,7 +217,7 @@ class ElfReader:
         self.facts.e_machine = e_machine
         self.facts.machine = ELF_MACHINES.get(e_machine, f"machine-{e_machine}")
         if self._want_head and not self.scan.resident:
-            self._get(0, min(self.size, HEAD_BYTES), self._take_head)
+            self._get(0, min(self.size, HEAD_BYTES), partial(setattr, self, "_head"))
         if phnum:
             if phentsize != self._phsz:
                 self.anomalies.add(f"program header size {phentsize} is not {self._phsz}: "
@@ -245,9 +230,6 @@ class ElfReader:
                 return
             self._shstrndx = shstrndx
             self._get(shoff, shnum * shentsize, self._sections)
-
-    def _take_head(self, data: bytes) -> None:
-        self._head = data
 
     def _phdrs(self, data: bytes) -> None:
         dyn: tuple[int, int] | None = None
@@ -348,10 +330,7 @@ class ElfReader:
             self.anomalies.add(f"dynamic string table at 0x{off:x}+0x{strsz:x} is cut at the "
                                f"end of the {self._unit}")
             strsz = self.size - off
-        self._get(off, strsz, self._dynstr_data, "dynamic string table")
-
-    def _dynstr_data(self, data: bytes) -> None:
-        self._dynstr = data
+        self._get(off, strsz, partial(setattr, self, "_dynstr"), "dynamic string table")
 
     def _sections(self, data: bytes) -> None:
         fmt = "<IIQQQQIIQQ" if self._cls == 2 else "<IIIIIIIIII"
@@ -385,20 +364,12 @@ class ElfReader:
         # make us read the same table again)
         for _name, sh_type, off, size, _link, _, _ in self._shdrs:
             if sh_type == SHT_DYNSYM and size:
-                self._get(off, size, self._dynsym_bytes, ".dynsym")
+                self._get(off, size, partial(setattr, self, "_dynsym_data"), ".dynsym")
                 break
         # The versioning sections: the first of each type, as for .dynsym.
         for sh_type, (off, size, _info) in self._version_at.items():
-            self._get(off, size, self._version_bytes(sh_type), VERSION_SECTIONS[sh_type])
-
-    def _version_bytes(self, sh_type: int) -> Callable[[bytes], None]:
-        def keep(data: bytes) -> None:
-            self._version_data[sh_type] = data
-
-        return keep
-
-    def _dynsym_bytes(self, data: bytes) -> None:
-        self._dynsym_data = data
+            self._get(off, size, partial(self._version_data.__setitem__, sh_type),
+                      VERSION_SECTIONS[sh_type])
 
     def _names(self, data: bytes) -> None:
         table = StringTable(data, ".shstrtab", self.budget, self.anomalies, encoding="latin-1")
@@ -410,37 +381,22 @@ class ElfReader:
             if (name == ".nvFatBinSegment" and self._wrapper_section is None
                     and 0 < size <= MAX_RW_KEPT and off + size <= self.size):
                 self._wrapper_section = (off, size)
-            if off + size > self.size:
-                self.anomalies.add(f"section {name or '(unnamed)'} at 0x{off:x}+0x{size:x} "
-                                   f"runs past the end of the {self._unit}")
-                if off >= self.size:
-                    continue
-                size = self.size - off  # keep what the file holds of it
-            relocatable = DEVICE_SECTIONS.get(name)
-            regions.append(
-                Region(
-                    name=name,
-                    start=self.base + off,
-                    end=self.base + off + size,
-                    device_code=relocatable is not None,
-                    relocatable=bool(relocatable),
-                    # SHT_PROGBITS, SHF_ALLOC and not SHF_EXECINSTR: loadable data, except
-                    # the tables the toolchain itself writes there.
-                    searchable=relocatable is None
-                    and sh_type == 1
-                    and flags & 6 == 2
-                    and not name.startswith(NOT_DATA_SECTIONS),
-                    # sh_addralign: the pads between the containers of aligned inputs
-                    pad=max(16, min(align, PAD_LIMIT)),
-                )
-            )
+            region = section_region(
+                name, name or "(unnamed)", off, size, self.size, self.base, self._unit,
+                self.anomalies, device=DEVICE_SECTIONS,
+                # SHT_PROGBITS, SHF_ALLOC and not SHF_EXECINSTR: loadable data, except
+                # the tables the toolchain itself writes there.
+                searchable=sh_type == 1 and flags & 6 == 2
+                and not name.startswith(NOT_DATA_SECTIONS),
+                # sh_addralign: the pads between the containers of aligned inputs
+                pad=max(16, min(align, PAD_LIMIT)),
+            )  # fmt: skip
+            if region is not None:
+                regions.append(region)
         self.facts.sections = regions
         if self._wrapper_section is not None and self.scan.resident:
             off, size = self._wrapper_section
-            self._get(off, size, self._take_wrappers, ".nvFatBinSegment")
-
-    def _take_wrappers(self, data: bytes) -> None:
-        self._wrapper_bytes = data
+            self._get(off, size, partial(setattr, self, "_wrapper_bytes"), ".nvFatBinSegment")
 
     def _wrappers(self) -> dict[int, int]:
         """Container offset -> wrapper version, from the records' link-time addresses."""
@@ -479,223 +435,10 @@ class ElfReader:
             facts.soname = names.get(self._soname)
         lists = StringTable(data, "dynamic string table", self.budget, self.anomalies,
                             limit=MAX_PATH_LIST)
-        entries = 0
-        for tag, val in self._paths:
-            text = lists.get(val)
-            if text is None:
-                continue
-            # Empty entries are kept: ld.so searches the working directory for each
-            # ("$ORIGIN:" has two entries, glibc's fillin_rpath).
-            parts = text.split(":")
-            if entries + len(parts) > MAX_PATH_ENTRIES:
-                self.anomalies.add(f"PT_DYNAMIC: more than {MAX_PATH_ENTRIES} RPATH / "
-                                   "RUNPATH entries; the rest are not read")
-                break
-            entries += len(parts)
-            (facts.rpath if tag == DT_RPATH else facts.runpath).extend(parts)
-        split = None
-        if self._dynsym_data is not None:
-            # .dynsym's string table (sh_link) is .dynstr, which DT_STRTAB already gave.
-            split = _split_dynsym(self._dynsym_data, self._cls)
-            facts.exported = _defined_symbols(split, names, self.anomalies)
-        self._versions(facts, names, split)
+        facts.rpath, facts.runpath = search_paths(self._paths, lists, self.anomalies)
+        # .dynsym's string table (sh_link) is .dynstr, which DT_STRTAB already gave.
+        syms = dynamic_symbols(self._dynsym_data, self._cls, names, self._version_at,
+                               self._version_data, self.anomalies)
+        facts.exported, facts.undefined = syms.exported, syms.undefined
+        facts.version_needs, facts.version_defs = syms.version_needs, syms.version_defs
         return facts
-
-    def _versions(self, facts: ElfFacts, names: StringTable, split: _Dynsym | None) -> None:
-        """Symbol versioning: .gnu.version_r and .gnu.version_d give each version index a
-        name (and, for a requirement, the library); .gnu.version gives each .dynsym entry
-        its index.  Every record is bounds-checked; a damaged table is an anomaly and the
-        references it would have versioned are reported unversioned."""
-        index: dict[int, tuple[str, str | None]] = {}  # version index -> (name, library)
-        budget = [MAX_VERSION_RECORDS]
-        data = self._version_data.get(SHT_GNU_VERNEED)
-        if data is not None:
-            count = self._version_at[SHT_GNU_VERNEED][2]
-            facts.version_needs = _version_needs(data, count, names, index, budget,
-                                                 self.anomalies)
-        data = self._version_data.get(SHT_GNU_VERDEF)
-        if data is not None:
-            count = self._version_at[SHT_GNU_VERDEF][2]
-            facts.version_defs = _version_defs(data, count, names, index, budget,
-                                               self.anomalies)
-        if split is not None:
-            facts.undefined = _undefined_symbols(
-                split, self._version_data.get(SHT_GNU_VERSYM), index, names, self.anomalies,
-            )  # fmt: skip
-
-
-@dataclass
-class _Dynsym:
-    """One pass over .dynsym: the name offsets of the defined GLOBAL / WEAK / UNIQUE
-    symbols, and (table index, name offset, weak) of the undefined GLOBAL / WEAK ones,
-    each list cut at its limit (``*_over``: more were there)."""
-
-    count: int  # entries in the table
-    defined: list[int]
-    defined_over: bool
-    undefined: list[tuple[int, int, bool]]
-    undefined_over: bool
-
-
-def _split_dynsym(data: bytes, cls: int) -> _Dynsym:
-    width = 24 if cls == 2 else 16
-    usable = len(data) - len(data) % width
-    fmt, at = ("<IBBHQQ", (0, 1, 3)) if cls == 2 else ("<IIIBBH", (0, 3, 5))
-    i_name, i_info, i_shndx = at
-    defined: list[int] = []
-    undefined: list[tuple[int, int, bool]] = []
-    d_over = u_over = False
-    for i, rec in enumerate(struct.iter_unpack(fmt, data[:usable])):
-        off = rec[i_name]
-        if not off:
-            continue
-        bind = rec[i_info] >> 4
-        # st_shndx 0 is SHN_UNDEF; binding 1 GLOBAL, 2 WEAK, 10 GNU_UNIQUE
-        if rec[i_shndx]:
-            if bind in (1, 2, 10) and not d_over:
-                if len(defined) >= MAX_SYMBOLS:
-                    d_over = True
-                else:
-                    defined.append(off)
-        elif bind in (1, 2) and not u_over:
-            if len(undefined) >= MAX_UNDEFINED:
-                u_over = True
-            else:
-                undefined.append((i, off, bind == 2))
-        if d_over and u_over:
-            break
-    return _Dynsym(usable // width, defined, d_over, undefined, u_over)
-
-
-def _defined_symbols(split: _Dynsym, names: StringTable, anomalies: Anomalies) -> list[str]:
-    """Names of the defined GLOBAL / WEAK / UNIQUE symbols, in table order, once each."""
-    if split.defined_over:
-        anomalies.add(f".dynsym: more than {MAX_SYMBOLS} defined symbols; the rest "
-                      "are not read")
-    return list(dict.fromkeys(n for n in names.many(split.defined) if n is not None))
-
-
-def _version_needs(data: bytes, count: int, names: StringTable,
-                   index: dict[int, tuple[str, str | None]], budget: list[int],
-                   anomalies: Anomalies) -> list[VersionNeed]:
-    """The Elf_Verneed chain (16-byte records: vn_version, vn_cnt, vn_file, vn_aux,
-    vn_next), each with its Elf_Vernaux chain (16 bytes: vna_hash, vna_flags, vna_other,
-    vna_name, vna_next).  ``count`` is sh_info, the number of entries.  Offsets are
-    relative and unsigned, so the walk only goes forward; it stops at a zero next
-    offset, after ``count`` entries, or when ``budget`` records are spent."""
-    out: list[VersionNeed] = []
-    at = 0
-    for _ in range(count):
-        if budget[0] <= 0:
-            anomalies.add(f".gnu.version_r: more than {MAX_VERSION_RECORDS} records; the "
-                          "rest are not read")
-            break
-        budget[0] -= 1
-        if at + 16 > len(data):
-            anomalies.add(f".gnu.version_r: entry at 0x{at:x} lies outside its "
-                          f"{len(data)} bytes")
-            break
-        _ver, cnt, file_off, aux, nxt = struct.unpack_from("<HHIII", data, at)
-        library = names.get(file_off) or ""
-        versions: list[str] = []
-        a = at + aux
-        for _ in range(cnt):
-            if budget[0] <= 0:
-                break
-            budget[0] -= 1
-            if a + 16 > len(data):
-                anomalies.add(f".gnu.version_r: auxiliary entry at 0x{a:x} lies outside "
-                              f"its {len(data)} bytes")
-                break
-            _hash, _flags, other, name_off, anext = struct.unpack_from("<IHHII", data, a)
-            name = names.get(name_off)
-            if name is not None:
-                versions.append(name)
-                index.setdefault(other & 0x7FFF, (name, library))
-            if not anext:
-                break
-            a += anext
-        out.append(VersionNeed(library, tuple(versions)))
-        if not nxt:
-            break
-        at += nxt
-    return out
-
-
-def _version_defs(data: bytes, count: int, names: StringTable,
-                  index: dict[int, tuple[str, str | None]], budget: list[int],
-                  anomalies: Anomalies) -> list[str]:
-    """The Elf_Verdef chain (20-byte records: vd_version, vd_flags, vd_ndx, vd_cnt,
-    vd_hash, vd_aux, vd_next); a definition's name is its first Elf_Verdaux (8 bytes:
-    vda_name, vda_next), the others name its parents.  The base entry (VER_FLG_BASE)
-    repeats the SONAME and is left out."""
-    out: list[str] = []
-    at = 0
-    for _ in range(count):
-        if budget[0] <= 0:
-            anomalies.add(f".gnu.version_d: more than {MAX_VERSION_RECORDS} records; the "
-                          "rest are not read")
-            break
-        budget[0] -= 1
-        if at + 20 > len(data):
-            anomalies.add(f".gnu.version_d: entry at 0x{at:x} lies outside its "
-                          f"{len(data)} bytes")
-            break
-        _ver, flags, ndx, cnt, _hash, aux, nxt = struct.unpack_from("<HHHHIII", data, at)
-        if cnt:
-            if at + aux + 8 > len(data):
-                anomalies.add(f".gnu.version_d: auxiliary entry at 0x{at + aux:x} lies "
-                              f"outside its {len(data)} bytes")
-            else:
-                name = names.get(struct.unpack_from("<I", data, at + aux)[0])
-                if name is not None:
-                    index.setdefault(ndx & 0x7FFF, (name, None))
-                    if not flags & VER_FLG_BASE:
-                        out.append(name)
-        if not nxt:
-            break
-        at += nxt
-    return out
-
-
-def _undefined_symbols(split: _Dynsym, versym: bytes | None,
-                       index: dict[int, tuple[str, str | None]], names: StringTable,
-                       anomalies: Anomalies) -> list[UndefinedSymbol]:
-    """The undefined GLOBAL / WEAK dynamic symbols in table order, once per (name,
-    version), each with the version its .gnu.version entry names (index 0 and 1 are
-    local and unversioned; bit 15 marks a hidden version)."""
-    vers: array[int] = array("H")
-    if versym is not None:
-        vers.frombytes(versym[: len(versym) - len(versym) % 2])
-        if sys.byteorder != "little":  # pragma: no cover - the readers are little-endian
-            vers.byteswap()
-        if len(vers) < split.count:
-            anomalies.add(f".gnu.version: {len(vers)} entries for {split.count} "
-                          "dynamic symbols; the rest are read as unversioned")
-    nvers = len(vers)
-    if split.undefined_over:
-        anomalies.add(f".dynsym: more than {MAX_UNDEFINED} undefined symbols; the rest "
-                      "are not read")
-    picked = [(off, vers[i] & 0x7FFF if i < nvers else 1, weak)
-              for i, off, weak in split.undefined]  # (name offset, version index, weak)
-    out: list[UndefinedSymbol] = []
-    seen: set[tuple[str, int]] = set()
-    unknown: int | None = None
-    resolved = names.many(p[0] for p in picked)
-    for (_, ver, weak), name in zip(picked, resolved, strict=True):
-        if name is None or (name, ver) in seen:
-            continue
-        seen.add((name, ver))
-        version = library = None
-        if ver > 1:
-            hit = index.get(ver)
-            if hit is None:
-                if unknown is None:
-                    unknown = ver
-            else:
-                version, library = hit
-        out.append(UndefinedSymbol(name, version, library, weak))
-    if unknown is not None:
-        anomalies.add(f".gnu.version: version index {unknown} names no version in "
-                      ".gnu.version_r or .gnu.version_d (read as unversioned)")
-    return out

@@ -1,4 +1,5 @@
-"""An installed distribution's own files (``*.dist-info``: METADATA, WHEEL, RECORD; the
+"""An installed distribution, read through the source interface (sources.py), and its
+own files (``*.dist-info``: METADATA, WHEEL, RECORD; the
 installation format of PyPA's "Recording installed projects"), read with bounds instead of
 ``importlib.metadata``'s whole-file reads:
 
@@ -14,6 +15,7 @@ installation format of PyPA's "Recording installed projects"), read with bounds 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import email.message
 import email.parser
 import io
@@ -24,10 +26,19 @@ from typing import Any
 
 from cuwheel._paths import resolve_inside
 from cuwheel.errors import InputError
-from cuwheel.model.inventory import Problem
-from cuwheel.read.sources import read_regular
+from cuwheel.model.inventory import Problem, Source, WheelInfo
+from cuwheel.read.sources import Plan, Read, read_opened, read_path, read_regular, read_source
 
-__all__ = ["MAX_DIST_FILE", "MAX_RECORD_ROWS", "InstalledDist", "find", "installed_names"]
+__all__ = [
+    "MAX_DIST_FILE",
+    "MAX_RECORD_ROWS",
+    "DistSource",
+    "InstalledDist",
+    "dist_source",
+    "find",
+    "installed_names",
+    "installed_source",
+]
 
 MAX_DIST_FILE = 16 << 20
 MAX_RECORD_ROWS = 1_000_000
@@ -119,3 +130,90 @@ def installed_names() -> list[str]:
         if name:
             out.append(str(name))
     return out
+
+
+class DistSource:
+    """An installed distribution behind the source interface (sources.py): the files
+    its RECORD lists inside site-packages, labelled ``<name> <version>``; InputError when
+    it is not installed."""
+
+    kind = "distribution"
+
+    def __init__(self, name: str) -> None:
+        self.dist = find(name)
+        self.label = f"{self.dist.name} {self.dist.version}"
+
+    def plan(self) -> Plan:
+        return Plan(None, list(self.dist.problems), [(f, 0) for f in self.dist.files])
+
+    def read(self, name: str, payload: str) -> Read:
+        binaries, problems, _ = read_path(name, payload)
+        return binaries, problems
+
+    def close(self) -> None:
+        pass
+
+
+def dist_source(name: str, payload: str = "sample") -> Source:
+    """The installed distribution ``name`` read (its files named by their paths on
+    disk); one not installed is a Source holding that problem."""
+    return read_opened(lambda: DistSource(name), "distribution", name, payload)
+
+
+def installed_source(name: str, payload: str = "sample") -> Source:
+    """An installed distribution read as the wheel it was installed from: its files under
+    the site-packages directory, named ``<wheel file name>!<path>`` as a wheel's members
+    are, and a WheelInfo from its METADATA and WHEEL (the file name is made up from the
+    WHEEL file's ``Tag:`` lines).  InputError when it is not installed.  It is read as
+    :func:`dist_source` reads it (one DistSource); only the names differ."""
+    from packaging.version import InvalidVersion, Version
+
+    from cuwheel.read.tables import MAX_NAME
+    from cuwheel.read.wheelmeta import MAX_WHEEL_FILE, wheel_file_tags
+
+    src = DistSource(name)
+    dist = src.dist
+    meta = dist.metadata
+    dist_name = dist.name[:MAX_NAME]
+    version = dist.version[:MAX_NAME]
+    # The WHEEL file, read as a wheel's is: bounded, tags cut.
+    wheel_file = wheel_file_tags(dist.wheel[:MAX_WHEEL_FILE]) if dist.wheel is not None \
+        else None
+    tags = tuple(dict.fromkeys(wheel_file or ("py3-none-any",)))
+    parts: list[dict[str, None]] = [{}, {}, {}]  # the compressed tag set of a file name
+    for tag in tags:
+        for i, piece in enumerate(tag.split("-", 2)):
+            parts[i][piece] = None
+    filename = "-".join(
+        [dist_name.replace("-", "_"), version, *(".".join(p) for p in parts)]
+    ) + ".whl"
+    base = dist.base
+    read = read_source(src, payload)
+
+    def member(path: str | None) -> str | None:
+        if path is None or not path.startswith(base + os.sep):
+            return path
+        return filename + "!" + path[len(base) + 1 :].replace(os.sep, "/")
+
+    binaries = tuple(
+        dataclasses.replace(b, path=member(b.path) or b.path, archive=member(b.archive))
+        for b in read.binaries
+    )
+    problems = tuple(dataclasses.replace(p, path=member(p.path) or p.path)
+                     for p in read.problems)
+    try:
+        local = Version(version).local
+    except InvalidVersion:
+        local = None
+    rp = meta["Requires-Python"]
+    info = WheelInfo(
+        name=dist_name, version=version,
+        # The WHEEL file's own lines, not the product of the name's compressed sets: that
+        # product of hostile lines would grow as their count cubed.
+        tags=tuple(sorted(tags)),
+        requires_dist=tuple(str(r) for r in meta.get_all("Requires-Dist") or ()),
+        local_version=local, wheel_file_tags=wheel_file,
+        requires_python=str(rp)[:4096] if rp is not None else None,
+    )  # fmt: skip
+    return dataclasses.replace(read, path=filename, wheel=info, binaries=binaries,
+                               problems=problems)

@@ -12,15 +12,16 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cuwheel.errors import PeError, StreamError
-from cuwheel.read.containers import PAD_LIMIT, Region
-from cuwheel.read.stream import (
+from cuwheel.errors import PeError
+from cuwheel.read.regions import PAD_LIMIT, Region, section_region
+from cuwheel.read.stream import Scan
+from cuwheel.read.tables import (
     MAX_NAME,
     Anomalies,
     NameBudget,
     RangeMap,
-    Scan,
     StringTable,
+    guarded,
 )
 
 __all__ = ["PE_MACHINES", "PeError", "PeFacts", "PeReader"]
@@ -102,21 +103,8 @@ class PeReader:
             self.anomalies.add(problem)
             return
         if what is not None:
-            cb = self._guarded(cb, what)
+            cb = guarded(cb, what, self.anomalies, PeError)
         self.scan.request(self.base + off, length, cb)
-
-    def _guarded(self, cb: Callable[[bytes], None], what: str) -> Callable[[bytes], None]:
-        def run(data: bytes) -> None:
-            try:
-                cb(data)
-            except StreamError:
-                raise
-            except PeError as exc:
-                self.anomalies.add(str(exc))
-            except (struct.error, ValueError, IndexError) as exc:
-                self.anomalies.add(f"{what}: malformed ({exc})")
-
-        return run
 
     def _dos(self, data: bytes) -> None:
         if data[:2] != b"MZ" or len(data) < 64:
@@ -229,29 +217,17 @@ class PeReader:
             length = min(vsize, rawsize) if vsize else rawsize
             if not rawptr or not length:
                 continue
-            if rawptr + length > self.size:
-                self.anomalies.add(f"section {name} at 0x{rawptr:x}+0x{length:x} runs past "
-                                   "the end of the file")
-                if rawptr >= self.size:
-                    continue
-                length = self.size - rawptr  # keep what the file holds of it
-            relocatable = DEVICE_SECTIONS.get(name)
-            regions.append(
-                Region(
-                    name=name,
-                    start=self.base + rawptr,
-                    end=self.base + rawptr + length,
-                    device_code=relocatable is not None,
-                    relocatable=bool(relocatable),
-                    # initialised data, not code or executable
-                    searchable=relocatable is None
-                    and chars & 0x20000060 == 0x40
-                    and name not in NOT_DATA,
-                    # An image keeps no section alignment (only COFF objects do), so any
-                    # alignment up to PAD_LIMIT is believed.
-                    pad=PAD_LIMIT,
-                )
+            region = section_region(
+                name, name, rawptr, length, self.size, self.base, "file", self.anomalies,
+                device=DEVICE_SECTIONS,
+                # initialised data, not code or executable
+                searchable=chars & 0x20000060 == 0x40 and name not in NOT_DATA,
+                # An image keeps no section alignment (only COFF objects do), so any
+                # alignment up to PAD_LIMIT is believed.
+                pad=PAD_LIMIT,
             )
+            if region is not None:
+                regions.append(region)
         self.facts.sections = regions
 
     def _rva(self, rva: int) -> int | None:

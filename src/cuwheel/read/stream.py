@@ -12,209 +12,47 @@ While streaming, the scan also looks for the fatbin container signature everywhe
 because device code is not always in the named sections
 (docs/formats.md#code-outside-the-named-sections).
 
-Over 400 lines: with the scan live the bounded helpers every reader shares (the name
-budget, string tables decoded once per offset, sorted range maps, anomalies), so that
-each bound is written once.
+The bounded helpers every reader shares (anomalies, name budget, string tables, range
+maps) are in tables.py.
 """
 
 from __future__ import annotations
 
-import bisect
 import heapq
-import itertools
 import mmap
 import os
+from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Generic, TypeVar, Union
+from typing import Union
 
 from cuwheel.errors import StreamError
 from cuwheel.read.fatbin import CONTAINER_SIGNATURE
 
+# The shared bounded helpers moved to tables.py; re-exported for importers of this module.
+from cuwheel.read.tables import (
+    MAX_ANOMALIES,
+    MAX_NAME,
+    MAX_NAME_BYTES,
+    Anomalies,
+    NameBudget,
+    RangeMap,
+    StringTable,
+)
+
 __all__ = [
+    "MAX_ANOMALIES",
     "MAX_NAME",
     "MAX_NAME_BYTES",
     "Anomalies",
     "Callback",
+    "Chunk",
+    "FileBuffer",
     "NameBudget",
     "RangeMap",
     "Scan",
     "StreamError",
     "StringTable",
 ]
-
-T = TypeVar("T")
-
-
-# -- budgets on what is decoded (docs/inspect.md, "Limits on hostile input") ----------
-# One decoded name (symbol, section, DT_NEEDED, member name); a longer one is cut.
-MAX_NAME = 4096
-# Bytes of names decoded per file, over all its string tables (each offset once); a
-# string table is at most 256 MiB, and real ones are tens of MB at most.
-MAX_NAME_BYTES = 128 << 20
-# Anomalies kept per binary; the rest are counted.
-MAX_ANOMALIES = 64
-
-
-class Anomalies:
-    """The per-structure problems of one binary (one line each, naming the structure and
-    its offset).  Kept in sorted order, the first MAX_ANOMALIES distinct ones, the rest
-    counted: the result does not depend on the order the structures were read in, which
-    differs between a file read from disk and one streamed."""
-
-    def __init__(self) -> None:
-        self._kept: dict[str, int] = {}  # message -> times added
-        self._more = 0
-
-    def add(self, message: str) -> None:
-        kept = self._kept
-        if message in kept:
-            kept[message] += 1
-            return
-        kept[message] = 1
-        if len(kept) > MAX_ANOMALIES:
-            last = max(kept)
-            self._more += kept.pop(last)
-
-    def __bool__(self) -> bool:
-        return bool(self._kept)
-
-    def result(self) -> tuple[str, ...]:
-        out = sorted(self._kept)
-        if self._more:
-            out.append(f"(and {self._more} more anomalies)")
-        return tuple(out)
-
-
-class NameBudget:
-    """Bytes of names one file may still decode (MAX_NAME_BYTES)."""
-
-    def __init__(self, limit: int = MAX_NAME_BYTES) -> None:
-        self.left = limit
-        self.limit = limit
-
-
-class StringTable:
-    """NUL-terminated strings of one string table, each offset decoded once (cached) and
-    cut at ``limit`` bytes, the bytes decoded counted against the file's NameBudget: a
-    million references to one long string cost one decode, and a million overlapping
-    offsets into one unterminated string no more than the budget.  The cache holds one
-    entry per offset asked for, and callers bound how many they ask (MAX_SYMBOLS ...)."""
-
-    def __init__(self, data: bytes, what: str, budget: NameBudget, anomalies: Anomalies,
-                 *, limit: int = MAX_NAME, encoding: str = "utf-8",
-                 end: bytes = b"\0") -> None:
-        self.data = data
-        self.what = what
-        self.budget = budget
-        self.anomalies = anomalies
-        self.limit = limit
-        self.encoding = encoding
-        self.end = end
-        self._cache: dict[int, str | None] = {}
-        self._noted: set[str] = set()  # kinds of problem already recorded for this table
-
-    def _note(self, kind: str, message: str) -> None:
-        """Record the first problem of each kind only: a table with a million bad offsets
-        is one anomaly (the first in the order the table is read, which is fixed)."""
-        if kind not in self._noted:
-            self._noted.add(kind)
-            self.anomalies.add(message)
-
-    def get(self, off: int) -> str | None:
-        """The string at ``off``; None when ``off`` is outside the table or the file's
-        name budget is spent (each recorded as an anomaly)."""
-        cache = self._cache
-        if off in cache:
-            return cache[off]
-        data, limit = self.data, self.limit
-        value: str | None
-        if not 0 <= off < len(data):
-            self._note("outside", f"{self.what}: offset 0x{off:x} lies outside its "
-                       f"{len(data)} bytes")
-            value = None
-        elif self.budget.left <= 0:
-            self.anomalies.add(f"names: more than {self.budget.limit} bytes decoded; the "
-                               "rest are not read")
-            value = None
-        else:
-            stop = data.find(self.end, off, off + limit + len(self.end))
-            cut = stop < 0 and off + limit < len(data)
-            if stop < 0:
-                stop = min(len(data), off + limit)
-            raw = data[off:stop]
-            self.budget.left -= len(raw)
-            value = raw.decode(self.encoding, "replace")
-            if cut:
-                self._note("cut", f"{self.what}: the string at 0x{off:x} is longer than "
-                           f"{limit} bytes (cut)")
-                value += "..."
-        cache[off] = value
-        return value
-
-    def many(self, offsets: Iterable[int]) -> list[str | None]:
-        """``[self.get(o) for o in offsets]``, with the common case (an offset inside the
-        table, a terminated string within the limit, budget left) in one tight loop that
-        skips the cache: a library exports tens of thousands of names, nearly all at
-        distinct offsets.  A repeated offset is decoded again and charged to the budget
-        again, so the work stays bounded by it (docs/inspect.md#limits)."""
-        data, end, enc = self.data, self.end, self.encoding
-        size, reach, budget = len(data), self.limit + len(self.end), self.budget
-        find, slow = data.find, self.get
-        out: list[str | None] = []
-        keep = out.append
-        for off in offsets:
-            stop = find(end, off, off + reach) if 0 <= off < size and budget.left > 0 else -1
-            if stop < 0:  # outside, cut or over budget: get() records why
-                keep(slow(off))
-                continue
-            keep(data[off:stop].decode(enc, "replace"))
-            budget.left -= stop - off
-        return out
-
-
-class RangeMap(Generic[T]):
-    """Point lookups over [start, end) ranges that may overlap: the range given first wins,
-    as a linear search in table order would answer (section and segment tables of hostile
-    files overlap).  Built in n log n; each lookup is a bisection."""
-
-    def __init__(self, ranges: Iterable[tuple[int, int, T]]) -> None:
-        items = [(s, e, i, v) for i, (s, e, v) in enumerate(ranges) if e > s]
-        items.sort(key=lambda r: (r[0], r[2]))
-        starts: list[int] = []
-        ends: list[int] = []
-        values: list[T] = []
-        if all(a[1] <= b[0] for a, b in itertools.pairwise(items)):  # the usual case: disjoint
-            for s, e, _i, v in items:
-                starts.append(s)
-                ends.append(e)
-                values.append(v)
-        else:
-            # Sweep the boundaries; among the ranges covering a piece, the lowest index wins.
-            cuts = sorted({x for s, e, _i, _v in items for x in (s, e)})
-            active: list[tuple[int, int, int]] = []  # (index, end, position in items)
-            k = 0
-            for a, b in itertools.pairwise(cuts):
-                while k < len(items) and items[k][0] <= a:
-                    heapq.heappush(active, (items[k][2], items[k][1], k))
-                    k += 1
-                while active and active[0][1] <= a:
-                    heapq.heappop(active)
-                if not active:
-                    continue
-                v = items[active[0][2]][3]
-                if ends and ends[-1] == a and values[-1] is v:
-                    ends[-1] = b  # same range continues
-                else:
-                    starts.append(a)
-                    ends.append(b)
-                    values.append(v)
-        self._starts, self._ends, self._values = starts, ends, values
-
-    def get(self, point: int) -> T | None:
-        i = bisect.bisect_right(self._starts, point) - 1
-        if i >= 0 and point < self._ends[i]:
-            return self._values[i]
-        return None
 
 Callback = Callable[[bytes], None]
 
@@ -290,6 +128,9 @@ class Scan:
         # dropped from this second heap lazily.
         self._starts: list[tuple[int, int]] = []
         self._served: set[int] = set()
+        # Requests for bytes already in the buffer, in the order asked (see request).
+        self._ready: deque[tuple[int, int, Callback]] = deque()
+        self._live = False  # the buffer holds [_buf_start, pos) (not between passes)
         self._seq = 0
         self._buf: Chunk = b""
         self._buf_start = 0
@@ -299,6 +140,9 @@ class Scan:
         self.passes = 1
         # File ranges the signature scan may skip (executable code), set by host readers.
         self.skip: list[tuple[int, int]] = []
+        # ... unless this is set: then they are searched too, and the driver judges the
+        # hits there once the sections are known (binary.py).
+        self.search_code = False
         # Extents of containers already found: their payloads need no search either.
         self.skip_known: list[tuple[int, int]] = []
         self.requested = 0
@@ -321,6 +165,12 @@ class Scan:
                 f"its structures ask for more than {self.request_budget} bytes in all "
                 f"(the file has {self.size})"
             )
+        if self._live and self._buf_start <= start and start + length <= self.pos:
+            # Already here: served by the next _pump in the order asked, without the two
+            # heaps (cuFFT's 48k streamed containers make some 200k requests, nearly all
+            # of bytes just streamed in).
+            self._ready.append((start, length, callback))
+            return
         self._push(start, length, callback)
 
     def _push(self, start: int, length: int, callback: Callback) -> None:
@@ -330,11 +180,13 @@ class Scan:
 
     @property
     def pending(self) -> bool:
-        return bool(self._heap)
+        return bool(self._heap or self._ready)
 
     # -- streaming --------------------------------------------------------------
     def feed(self, chunk: Chunk) -> None:
         """Append the next chunk of the file and serve what became available."""
+        if self._ready:
+            self._pump()  # served before the buffer changes
         if isinstance(self._buf, bytearray):
             # One buffer, reused: dropping the consumed head and appending the chunk
             # avoids a fresh multi-megabyte allocation (and its page faults) per chunk.
@@ -349,6 +201,7 @@ class Scan:
             self._buf = bytearray(chunk)
             self._buf_start = self.pos
         self.pos += len(chunk)
+        self._live = True
         if self.pos > self.size:
             raise StreamError(f"the data is longer than its declared size of {self.size} bytes")
         if self.on_signature is not None:
@@ -428,6 +281,7 @@ class Scan:
             _end, _, start, length, cb = heapq.heappop(self._heap)
             self.missed.append((start, length, cb))
         self._buf = b""
+        self._live = False
 
     def restart(self) -> None:
         """Prepare another pass that serves only the missed requests."""
@@ -457,7 +311,7 @@ class Scan:
         """Move ranges appended to ``skip`` / ``skip_known`` since the last look into the
         heap the scan walks (the lists themselves stay whole for the callers)."""
         heap = self._skips
-        for lst, seen in ((self.skip, 0), (self.skip_known, 1)):
+        for lst, seen in ((() if self.search_code else self.skip, 0), (self.skip_known, 1)):
             n = self._skips_seen[seen]
             if len(lst) > n:
                 for r in lst[n:]:
@@ -509,8 +363,15 @@ class Scan:
             heapq.heappush(heap, (tail[0], tail[1]))
 
     def _pump(self) -> None:
-        heap = self._heap
-        while heap and heap[0][0] <= self.pos:
+        heap, ready = self._heap, self._ready
+        while True:
+            if ready:
+                start, length, cb = ready.popleft()
+                i = start - self._buf_start
+                cb(bytes(self._buf[i : i + length]))
+                continue
+            if not heap or heap[0][0] > self.pos:
+                return
             _end, seq, start, length, cb = heapq.heappop(heap)
             self._served.add(seq)
             if start < self._buf_start:

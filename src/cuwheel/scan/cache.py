@@ -2,7 +2,8 @@
 (path, size, mtime, inode) -> its sha256, so that a re-run hashes no unchanged file and
 reads no wheel it has read before, wherever it lies now.
 
-Layout under the cache directory (default ``$XDG_CACHE_HOME/cuwheel/scan``)::
+Layout under the cache directory (default ``scan/`` in cuwheel's cache directory,
+``$CUWHEEL_CACHE`` or the platform's: :func:`cuwheel._paths.cache_dir`)::
 
     records/<key>/<sha256[:2]>/<sha256>.json   one record's content part
     stat/<sha256 of the file's identity>        the file's sha256
@@ -25,6 +26,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
+from collections.abc import Mapping
 from importlib import resources
 
 from cuwheel._version import __version__
@@ -33,9 +35,11 @@ from cuwheel.scan.record import RECORD_VERSION, RecordOptions, dumps
 __all__ = ["Cache", "default_cache_dir"]
 
 
-def default_cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "cuwheel", "scan")
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> str:
+    """``scan/`` in cuwheel's cache directory (the one rule: _paths.cache_dir)."""
+    from cuwheel._paths import cache_dir
+
+    return str(cache_dir(environ) / "scan")
 
 
 def _data_digest() -> str:

@@ -23,6 +23,7 @@ from cuwheel.errors import InputError
 
 __all__ = ["Filters", "WheelRef", "expand", "from_index", "is_url", "read_list"]
 
+USER_AGENT = "cuwheel-scan"
 _JSON = "application/vnd.pypi.simple.v1+json"
 _ACCEPT = f"{_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 
@@ -156,26 +157,9 @@ def expand(inputs: Iterable[str], filters: Filters = Filters()) -> tuple[list[Wh
 
 
 def _walk_wheels(root: str) -> list[str]:
-    out: list[str] = []
-    stack = [root]
-    while stack:
-        d = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        subdirs = []
-        for e in entries:
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    subdirs.append(e.path)
-                elif e.name.endswith(".whl") and e.is_file():
-                    out.append(e.path)
-            except OSError:
-                continue
-        stack.extend(reversed(subdirs))
-    return out
+    from cuwheel.read.sources import walk  # read/'s one directory walk
+
+    return walk(root, [], lambda e: e.name.endswith(".whl") and e.is_file())
 
 
 def _url_filename(url: str) -> str:
@@ -189,7 +173,7 @@ def _get(url: str, policy: IndexPolicy) -> tuple[str, str]:
     import urllib.error
 
     try:
-        ctype, body = policy.get(url, _ACCEPT, "cuwheel-scan")
+        ctype, body = policy.get(url, _ACCEPT, USER_AGENT)
     except urllib.error.HTTPError as exc:
         raise InputError(url, f"cannot read the index page: HTTP {exc.code}") from None
     return ctype, body.decode("utf-8", "replace")

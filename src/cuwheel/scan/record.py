@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ from cuwheel.model.inventory import Source
 __all__ = [
     "RECORD_VERSION",
     "DamagedLine",
+    "RecordFile",
     "RecordOptions",
     "Tag",
     "content_part",
@@ -111,31 +113,45 @@ class DamagedLine:
         return f"{self.path}:{self.line}: {self.problem}; skipped"
 
 
+class RecordFile:
+    """The valid records of a JSON Lines file (``lines``: its lines, bytes or text, each
+    with its newline), one at a time, each damaged line added to ``damaged``; after the
+    iteration, ``whole`` is how many bytes of the file end with its last newline (a last
+    line without one was cut short by an interrupted run, and is not a record yet)."""
+
+    def __init__(self, lines: Any, path: str, damaged: list[DamagedLine]) -> None:
+        self.lines = lines
+        self.path = path
+        self.damaged = damaged
+        self.whole = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        from cuwheel._json import JsonError
+
+        for n, raw in enumerate(self.lines, 1):
+            size = len(raw.encode("utf-8", "surrogateescape") if isinstance(raw, str)
+                       else raw)
+            ended = raw.endswith("\n" if isinstance(raw, str) else b"\n")
+            if not ended:
+                self.damaged.append(DamagedLine(self.path, n, "an unfinished last line"))
+                break
+            self.whole += size
+            if not raw.strip():
+                continue
+            try:
+                yield parse_record(raw)
+            except JsonError as exc:
+                self.damaged.append(DamagedLine(self.path, n, f"not a record ({exc})"))
+
+
 def read_record_file(
     lines: Any, path: str, damaged: list[DamagedLine]
 ) -> tuple[list[dict[str, Any]], int]:
-    """Every valid record of a JSON Lines file (``lines``: its lines, bytes or text, each
-    with its newline), each damaged line added to ``damaged``; and how many bytes of the
-    file end with its last newline (a last line without one was cut short by an
-    interrupted run, and is not a record yet)."""
-    from cuwheel._json import JsonError
-
-    out: list[dict[str, Any]] = []
-    whole = 0
-    for n, raw in enumerate(lines, 1):
-        size = len(raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw)
-        ended = raw.endswith("\n" if isinstance(raw, str) else b"\n")
-        if not ended:
-            damaged.append(DamagedLine(path, n, "an unfinished last line"))
-            break
-        whole += size
-        if not raw.strip():
-            continue
-        try:
-            out.append(parse_record(raw))
-        except JsonError as exc:
-            damaged.append(DamagedLine(path, n, f"not a record ({exc})"))
-    return out, whole
+    """Every valid record of a JSON Lines file and the length of its whole lines
+    (:class:`RecordFile`, all at once)."""
+    rf = RecordFile(lines, path, damaged)
+    out = list(rf)
+    return out, rf.whole
 
 
 def sha256_file(path: str) -> str:

@@ -1,6 +1,10 @@
 """A report across scan records: per project and per GPU, device-code coverage, and the
-check findings by code; as text, JSON or a self-contained HTML page with the support
-matrix (one row per wheel, one column per GPU compute capability).
+check findings by code; as text, JSON or self-contained HTML with the support matrix
+(one row per wheel, one column per GPU compute capability; a large matrix split into
+pages of PAGE_ROWS rows beside an index page).
+
+Memory does not grow with the records: :class:`Summary` counts as records come, and
+keeps each wheel's matrix row in a temporary file, not in memory (docs/scan.md).
 
 Coverage is not judged here: each record carries, per GPU, the wheel's state from the
 one roll-up (rules/rollup.py, the answer ``cuwheel compat`` gives: ``runs``, ``runs
@@ -11,15 +15,14 @@ machine of the wheel's platform carries the GPU.  The summary counts them.
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
-from collections.abc import Iterable
-from html import escape
-from typing import Any
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
 from cuwheel.render.envelope import ENVELOPE_KEYS, envelope
 from cuwheel.render.escape import escape_lines
 
-__all__ = ["FORMATS", "read_records", "render", "summarize"]
+__all__ = ["FORMATS", "Summary", "iter_records", "read_records", "render", "summarize", "write"]
 
 FORMATS = ("text", "json", "html")
 _STATES = ("runs", "runs except", "depends on dispatch", "does not run", "unknown",
@@ -31,24 +34,29 @@ def read_records(paths: Iterable[str], damaged: list[Any] | None = None
     """Records from JSON Lines files (``-``: standard input); the last record of an
     input wins when one is found twice (a resumed scan).  A damaged line is skipped and
     added to ``damaged`` (:class:`cuwheel.scan.record.DamagedLine`); every valid record
-    is kept (scan/record.py: read_record_file)."""
+    is kept (scan/record.py: read_record_file).  Holds every record: for a report over
+    many, :class:`Summary` reads them one at a time."""
+    out: dict[str, dict[str, Any]] = {}
+    for obj in iter_records(paths, [] if damaged is None else damaged):
+        out[obj["input"]] = obj
+    return list(out.values())
+
+
+def iter_records(paths: Iterable[str], damaged: list[Any]) -> Iterator[dict[str, Any]]:
+    """Every valid record of the JSON Lines files, one at a time (``-``: standard
+    input); each damaged line added to ``damaged``."""
     import sys
 
     from cuwheel.errors import InputError
-    from cuwheel.scan.record import read_record_file
+    from cuwheel.scan.record import RecordFile
 
-    out: dict[str, dict[str, Any]] = {}
-    skipped: list[Any] = [] if damaged is None else damaged
     for path in paths:
         try:
             f = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         except OSError as exc:
             raise InputError(path, exc.strerror or str(exc)) from None
         with f:
-            records, _ = read_record_file(f, path, skipped)
-        for obj in records:
-            out[obj["input"]] = obj
-    return list(out.values())
+            yield from RecordFile(f, path, damaged)
 
 
 def _gpus() -> list[tuple[Any, str, tuple[str, ...] | None]]:
@@ -64,100 +72,226 @@ def _gpus() -> list[tuple[Any, str, tuple[str, ...] | None]]:
     return out
 
 
-def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The summary document (JSON-ready, deterministic: sorted throughout)."""
-    gpus = _gpus()
-    wheels = []
-    projects: dict[str, dict[str, Any]] = defaultdict(lambda: {
-        "wheels": 0, "versions": set(), "platforms": set(), "passed": 0, "failed": 0,
-        "unchecked": 0, "device_code": 0, "findings": Counter(),
-        "gpus": {g.sass: Counter() for g, _, _ in gpus}})
-    codes: dict[str, dict[str, Any]] = {}
-    per_gpu: dict[str, Counter[str]] = {g.sass: Counter() for g, _, _ in gpus}
-    for rec in sorted(records, key=lambda r: (str((r.get("wheel") or {}).get("name")),
-                                              str((r.get("wheel") or {}).get("filename")),
-                                              r["input"])):
-        w = rec.get("wheel") or {}
-        name = w.get("name") or "(unknown)"
-        p = projects[name]
-        p["wheels"] += 1
-        if w.get("version"):
-            p["versions"].add(w["version"])
-        for t in w.get("tags") or []:
-            p["platforms"].add(t.rsplit("-", 1)[-1])
-        chk = rec.get("check")
-        if chk is None:
-            p["unchecked"] += 1
-        elif chk.get("passed"):
-            p["passed"] += 1
-        else:
-            p["failed"] += 1
-        seen_codes = set()
-        for f in (chk or {}).get("findings", []):
-            c = codes.setdefault(f["code"], {"severity": f["severity"], "findings": 0,
-                                             "wheels": 0, "projects": set()})
-            c["findings"] += 1
-            c["projects"].add(name)
-            p["findings"][f["code"]] += 1
-            if f["code"] not in seen_codes:
-                seen_codes.add(f["code"])
-                c["wheels"] += 1
-        states = rec.get("gpus")
-        if states is not None:
-            p["device_code"] += 1
-            for g, st in states.items():
-                p["gpus"][g][st] += 1
-                per_gpu[g][st] += 1
-        wheels.append({
-            "input": rec["input"],
-            "filename": w.get("filename"),
-            "project": name,
-            "version": w.get("version"),
-            "sha256": w.get("sha256"),
-            "passed": None if chk is None else chk.get("passed"),
-            "error": rec.get("error"),
-            "findings": dict(sorted(Counter(f["code"] for f in (chk or {}).get("findings", [])
-                                            ).items())),
-            "gpus": states,
-        })
+def _row(rec: dict[str, Any]) -> dict[str, Any]:
+    """A record's row of the matrix, and (keys with ``_``) what it adds to the counts."""
+    w = rec.get("wheel") or {}
+    chk = rec.get("check")
+    findings = (chk or {}).get("findings", [])
     return {
-        **envelope("scan-summary"),
-        "wheels": len(wheels),
-        "with_device_code": sum(1 for w in wheels if w["gpus"] is not None),
-        "passed": sum(1 for w in wheels if w["passed"] is True),
-        "failed": sum(1 for w in wheels if w["passed"] is False),
-        "errors": sum(1 for w in wheels if w["error"]),
-        "gpus": [{"arch": g.sass, "cc": g.cc, "label": label,
-                  **{s: per_gpu[g.sass][s] for s in _STATES}} for g, label, _ in gpus],
-        "projects": {
-            n: {"wheels": p["wheels"], "versions": sorted(p["versions"]),
-                "platforms": sorted(p["platforms"]), "passed": p["passed"],
-                "failed": p["failed"], "unchecked": p["unchecked"],
-                "device_code": p["device_code"],
-                "findings": dict(sorted(p["findings"].items())),
-                "gpus": {g: {s: c[s] for s in _STATES} for g, c in p["gpus"].items()}}
-            for n, p in sorted(projects.items())
-        },
-        "codes": {k: {"severity": v["severity"], "findings": v["findings"],
-                      "wheels": v["wheels"], "projects": sorted(v["projects"])}
-                  for k, v in sorted(codes.items())},
-        "matrix": wheels,
+        "input": rec["input"],
+        "filename": w.get("filename"),
+        "project": w.get("name") or "(unknown)",
+        "version": w.get("version"),
+        "sha256": w.get("sha256"),
+        "passed": None if chk is None else chk.get("passed"),
+        "error": rec.get("error"),
+        "findings": dict(sorted(Counter(f["code"] for f in findings).items())),
+        "gpus": rec.get("gpus"),
+        "_platforms": sorted({t.rsplit("-", 1)[-1] for t in w.get("tags") or []}),
+        "_checked": chk is not None,
+        "_severity": {f["code"]: f["severity"] for f in findings},
     }
 
 
-def render(summary: dict[str, Any], fmt: str) -> str:
+class Summary:
+    """The summary, aggregated one record at a time: counters per GPU, per project and
+    per finding code, and the matrix rows spilled to a temporary file (their sort keys
+    and offsets only in memory), so memory does not grow with the records' size.  The
+    last record of an input wins (a resumed scan): its earlier row is taken back out
+    of the counts."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self._gpus = _gpus()
+        self._spill = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close()
+        self._where: dict[str, tuple[str, str, str, int, int]] = {}
+        self.wheels = 0
+        self._totals: Counter[str] = Counter()
+        self._per_gpu: dict[str, Counter[str]] = {g.sass: Counter() for g, _, _ in self._gpus}
+        self._projects: dict[str, dict[str, Any]] = {}
+        self._codes: dict[str, dict[str, Any]] = {}
+
+    def __enter__(self) -> Summary:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._spill.close()
+
+    # -- adding ------------------------------------------------------------------------------
+    def add(self, rec: dict[str, Any]) -> None:
+        row = _row(rec)
+        old = self._where.get(row["input"])
+        if old is not None:
+            self._apply(self._load(old[3], old[4]), -1)
+        self._apply(row, 1)
+        data = (json.dumps(row, sort_keys=True) + "\n").encode("utf-8", "surrogatepass")
+        self._spill.seek(0, 2)
+        off = self._spill.tell()
+        self._spill.write(data)
+        self._where[row["input"]] = (str(row["project"]), str(row["filename"]), row["input"],
+                                     off, len(data))
+
+    def add_all(self, records: Iterable[dict[str, Any]]) -> Summary:
+        for rec in records:
+            self.add(rec)
+        return self
+
+    def _load(self, off: int, n: int) -> dict[str, Any]:
+        self._spill.seek(off)
+        row: dict[str, Any] = json.loads(self._spill.read(n).decode("utf-8", "surrogatepass"))
+        return row
+
+    def _project(self, name: str) -> dict[str, Any]:
+        p = self._projects.get(name)
+        if p is None:
+            p = self._projects[name] = {
+                "wheels": 0, "versions": Counter(), "platforms": Counter(), "passed": 0,
+                "failed": 0, "unchecked": 0, "device_code": 0, "findings": Counter(),
+                "gpus": {g.sass: Counter() for g, _, _ in self._gpus}}
+        return p
+
+    def _apply(self, row: dict[str, Any], k: int) -> None:
+        name = row["project"]
+        p = self._project(name)
+        self.wheels += k
+        p["wheels"] += k
+        if row["version"]:
+            p["versions"][row["version"]] += k
+        for t in row["_platforms"]:
+            p["platforms"][t] += k
+        verdict = ("unchecked" if not row["_checked"] else
+                   "passed" if row["passed"] else "failed")
+        p[verdict] += k
+        self._totals[verdict] += k
+        if row["error"]:
+            self._totals["errors"] += k
+        for code, n in row["findings"].items():
+            c = self._codes.setdefault(code, {"severity": row["_severity"].get(code, ""),
+                                              "findings": 0, "wheels": 0,
+                                              "projects": Counter()})
+            c["findings"] += k * n
+            c["wheels"] += k
+            c["projects"][name] += k
+            p["findings"][code] += k * n
+        states = row["gpus"]
+        if states is not None:
+            p["device_code"] += k
+            self._totals["device_code"] += k
+            for g, st in states.items():
+                if g in p["gpus"]:
+                    p["gpus"][g][st] += k
+                    self._per_gpu[g][st] += k
+
+    # -- the document --------------------------------------------------------------------
+    def head(self) -> dict[str, Any]:
+        """The summary document without its ``matrix`` (JSON-ready, sorted)."""
+        t = self._totals
+        return {
+            **envelope("scan-summary"),
+            "wheels": self.wheels,
+            "with_device_code": t["device_code"],
+            "passed": t["passed"],
+            "failed": t["failed"],
+            "errors": t["errors"],
+            "gpus": [{"arch": g.sass, "cc": g.cc, "label": label,
+                      **{s: self._per_gpu[g.sass][s] for s in _STATES}}
+                     for g, label, _ in self._gpus],
+            "projects": {
+                n: {"wheels": p["wheels"], "versions": _kept(p["versions"]),
+                    "platforms": _kept(p["platforms"]), "passed": p["passed"],
+                    "failed": p["failed"], "unchecked": p["unchecked"],
+                    "device_code": p["device_code"],
+                    "findings": {c: v for c, v in sorted(p["findings"].items()) if v},
+                    "gpus": {g: {s: c[s] for s in _STATES} for g, c in p["gpus"].items()}}
+                for n, p in sorted(self._projects.items()) if p["wheels"] > 0
+            },
+            "codes": {k: {"severity": v["severity"], "findings": v["findings"],
+                          "wheels": v["wheels"], "projects": _kept(v["projects"])}
+                      for k, v in sorted(self._codes.items()) if v["wheels"] > 0},
+        }
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """The matrix rows, one wheel each, by project, file name and input."""
+        for _, _, _, off, n in sorted(self._where.values()):
+            row = self._load(off, n)
+            yield {k: v for k, v in row.items() if not k.startswith("_")}
+
+    def document(self) -> dict[str, Any]:
+        return {**self.head(), "matrix": list(self.rows())}
+
+
+def _kept(c: Counter[str]) -> list[str]:
+    return sorted(k for k, v in c.items() if v > 0)
+
+
+def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The summary document (JSON-ready, deterministic: sorted throughout)."""
+    with Summary() as s:
+        return s.add_all(records).document()
+
+
+PAGE_ROWS = 2000  # matrix rows per HTML page: about 2.5 MB with every GPU column
+
+
+def render(summary: dict[str, Any] | Summary, fmt: str) -> str:
+    """The report as one string (an HTML matrix of more than PAGE_ROWS rows is cut
+    there, with a note: :func:`write` to a file writes every page)."""
+    import io
+
+    buf = io.StringIO()
+    write(summary, fmt, buf)
+    return buf.getvalue()
+
+
+def write(summary: dict[str, Any] | Summary, fmt: str, out: TextIO, *,
+          path: str | None = None, page_rows: int = PAGE_ROWS) -> list[str]:
+    """Write the report to ``out``, the matrix one row at a time.  HTML with more than
+    ``page_rows`` rows: ``out`` (the file at ``path``) is an index page linking pages of
+    ``page_rows`` rows each, written beside it as ``<stem>-0001.html``, ...; returns
+    their paths.  Without ``path`` the matrix is cut at ``page_rows`` rows, and says so."""
+    if isinstance(summary, Summary):
+        head, rows, n = summary.head(), summary.rows(), summary.wheels
+    else:
+        head = {k: v for k, v in summary.items() if k != "matrix"}
+        rows, n = iter(summary["matrix"]), len(summary["matrix"])
     if fmt == "json":
-        # The envelope first (render/envelope.py), then every key sorted: stable output.
-        head = {k: summary[k] for k in ENVELOPE_KEYS}
-        rest = json.loads(json.dumps(
-            {k: v for k, v in summary.items() if k not in head}, sort_keys=True
-        ))  # fmt: skip
-        return json.dumps({**head, **rest}, indent=1) + "\n"
+        _json(head, rows, out)
+        return []
     if fmt == "html":
-        return _html(summary)
+        from cuwheel.scan.summary_html import write_html
+
+        return write_html(head, _shown(head["gpus"]), _STATES, rows, n, out, path,
+                          max(1, page_rows))
     if fmt == "text":
-        return _text(summary)
+        out.write(_text(head))
+        return []
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+
+
+_HOLE = "cuwheel-matrix-rows"
+
+
+def _json(head: dict[str, Any], rows: Iterator[dict[str, Any]], out: TextIO) -> None:
+    """The envelope first (render/envelope.py), then every key sorted: stable output;
+    the matrix written row by row where the document holds its place."""
+    first = {k: head[k] for k in ENVELOPE_KEYS}
+    rest = json.loads(json.dumps(
+        {**{k: v for k, v in head.items() if k not in first}, "matrix": _HOLE},
+        sort_keys=True))  # fmt: skip
+    text = json.dumps({**first, **rest}, indent=1) + "\n"
+    # A JSON string holds no raw newline: the key at the top level is found only once.
+    before, after = text.split(f'\n "matrix": "{_HOLE}"', 1)
+    out.write(before + '\n "matrix": [')
+    sep = "\n  "
+    for row in rows:
+        out.write(sep + json.dumps(row, indent=1, sort_keys=True).replace("\n", "\n  "))
+        sep = ",\n  "
+    out.write("]" if sep == "\n  " else "\n ]")
+    out.write(after)
 
 
 def _shown(gpus: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -199,80 +333,3 @@ def _text(s: dict[str, Any]) -> str:
         lines.append(f"  {code:<7} {c['severity']:<8} {c['findings']:>6} {c['wheels']:>5} "
                      f"{len(c['projects']):>4}")
     return escape_lines(lines)  # names come from record files: one printable line each
-
-
-_CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:2px 6px}
-th{background:#f3f3f3;position:sticky;top:0}td.c{text-align:center;font-size:12px}
-.runs{background:#7bc47f}.except{background:#f6d77a}.depends{background:#fbe9a8}
-.none{background:#f0a3a3}.na{background:#eee;color:#999}.num{text-align:right}
-.platform{background:#ddd;color:#666}
-th.g{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}
-"""
-
-
-_CELL = {
-    "runs": ("runs", "runs"),
-    "runs except": ("except", "except"),
-    "depends on dispatch": ("depends", "depends"),
-    "does not run": ("none", "no"),
-    "unknown": ("na", "?"),
-    "wrong platform": ("platform", "n/a"),
-}
-
-
-def _html(s: dict[str, Any]) -> str:
-    gpus = _shown(s["gpus"])
-    out = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
-           "<title>cuwheel scan summary</title>", f"<style>{_CSS}</style></head><body>",
-           "<h1>cuwheel scan summary</h1>",
-           f"<p>{s['wheels']} wheels, {s['with_device_code']} with device code; "
-           f"{s['passed']} pass and {s['failed']} fail the audit; "
-           f"{s['errors']} unreadable.</p>",
-           "<p>Cells, the answer <code>cuwheel compat</code> gives: "
-           "<span class='runs'>runs</span>; "
-           "<span class='except'>except</span> runs except named modules; "
-           "<span class='depends'>depends</span> runs only if named libraries pick kernels "
-           "by compute capability; "
-           "<span class='none'>no</span> does not run; "
-           "<span class='platform'>n/a</span> no machine of the wheel's platform has "
-           "this GPU; "
-           "<span class='na'>-</span> no device code in the wheel.</p>",
-           "<h2>Support matrix</h2><table><tr><th>wheel</th><th>audit</th>"]
-    out += [f"<th class='g' title='{escape(g['label'])}'>{escape(g['arch'])}</th>" for g in gpus]
-    out.append("</tr>")
-    for w in s["matrix"]:
-        verdict = ("error" if w["error"] else "-" if w["passed"] is None
-                   else "pass" if w["passed"] else "fail")
-        title = escape(", ".join(f"{k} x{v}" for k, v in w["findings"].items()))
-        out.append(f"<tr><td>{escape(w['filename'] or w['input'])}</td>"
-                   f"<td title='{title}'>{verdict}</td>")
-        for g in gpus:
-            st = (w["gpus"] or {}).get(g["arch"])
-            cls, text = _CELL.get(st or "", ("na", "-"))
-            out.append(f"<td class='c {cls}' title='{escape(g['arch'])}'>{text}</td>")
-        out.append("</tr>")
-    out.append("</table><h2>Per GPU</h2><table><tr><th>arch</th><th>GPU</th>"
-               + "".join(f"<th>{x}</th>" for x in _STATES) + "</tr>")
-    for g in gpus:
-        out.append(f"<tr><td>{g['arch']}</td><td>{escape(g['label'])}</td>"
-                   + "".join(f"<td class='num'>{g[x]}</td>" for x in _STATES) + "</tr>")
-    out.append("</table><h2>Per project</h2><table><tr><th>project</th><th>wheels</th>"
-               "<th>versions</th><th>platforms</th><th>pass</th><th>fail</th>"
-               "<th>findings</th></tr>")
-    for name, p in s["projects"].items():
-        f = ", ".join(f"{k} x{v}" for k, v in p["findings"].items())
-        out.append(f"<tr><td>{escape(name)}</td><td class='num'>{p['wheels']}</td>"
-                   f"<td>{escape(', '.join(p['versions']))}</td>"
-                   f"<td>{escape(', '.join(p['platforms']))}</td>"
-                   f"<td class='num'>{p['passed']}</td><td class='num'>{p['failed']}</td>"
-                   f"<td>{escape(f)}</td></tr>")
-    out.append("</table><h2>Findings by code</h2><table><tr><th>code</th><th>severity</th>"
-               "<th>findings</th><th>wheels</th><th>projects</th></tr>")
-    for code, c in s["codes"].items():
-        out.append(f"<tr><td>{escape(code)}</td><td>{escape(c['severity'])}</td>"
-                   f"<td class='num'>{c['findings']}</td><td class='num'>{c['wheels']}</td>"
-                   f"<td>{escape(', '.join(c['projects']))}</td></tr>")
-    out.append("</table></body></html>")
-    return "\n".join(out) + "\n"

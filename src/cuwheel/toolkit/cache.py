@@ -21,7 +21,6 @@ import hashlib
 import os
 import re
 import stat
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,15 +33,10 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    if env.get("CUWHEEL_CACHE"):
-        return Path(env["CUWHEEL_CACHE"])
-    if sys.platform == "win32":
-        base = env.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "cuwheel" / "cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "cuwheel"
-    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cuwheel"
+    """The cache directory of every cuwheel command (the one rule: _paths.cache_dir)."""
+    from cuwheel._paths import cache_dir
+
+    return cache_dir(environ)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,259 @@
+"""A hand-made mutation pass over the loading rules, the readers' limits and the checks.
+
+Each mutant is one deliberate one-line bug: (file, an exact substring of the original
+line, its replacement).  For each, the package is copied to a scratch directory, the
+substring replaced there (first found in the named file; if that file is gone or no
+longer holds the line, anywhere in the package where it occurs exactly once), and a
+targeted set of test files run against the copy.  A failing run kills the mutant; a run
+that passes lets it survive; a line found nowhere makes the mutant "not applicable".
+
+    PYTHONPATH=src python bench/mutate.py [--only ID,ID] [--out FILE]
+
+Each run is bounded by CPU time (``--cpu``, 90 s by default): a mutant that makes the
+tests loop counts as killed (timeout).
+"""
+
+# ruff: noqa: E501  (the mutants quote whole source lines)
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT / "src" / "cuwheel"
+
+# Test files per area; files missing from the tree are left out, so later tests join
+# the pass by being named here.
+RULES = [
+    "test_compat.py", "test_rollup.py", "test_rules_agreement.py", "test_compat_probe.py",
+    "test_library_truth.py", "test_loading_facts.py", "test_limits.py",
+]
+READ = ["test_anomalies.py", "test_limits.py", "test_stream_shortcuts.py", "test_corrupt.py"]
+CHECKS = [
+    "test_checks.py", "test_platform_tags.py", "test_check_deps.py", "test_check_audit.py",
+    "test_rules_agreement.py", "test_loading_facts.py", "test_limits.py", "test_check_seed.py",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str  # relative to src/cuwheel
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    why: str
+
+
+def m(id: str, file: str, old: str, new: str, tests: list[str], why: str) -> Mutant:
+    return Mutant(id, file, old, new, tuple(tests), why)
+
+
+MUTANTS = [
+    # -- rules/loading.py: CUDA's loading rules
+    m("L1", "rules/loading.py", "code.major == device.major and code.minor < device.minor",
+      "code.major == device.major and code.minor <= device.minor", RULES,
+      "compatible SASS: minor off-by-one (unreachable after the exact match: equivalent?)"),
+    m("L2", "rules/loading.py", "code.major == device.major and code.minor < device.minor",
+      "code.minor < device.minor", RULES, "compatible SASS across majors (dropped condition)"),
+    m("L3", "rules/loading.py", "code.major == device.major and code.minor < device.minor",
+      "code.major == device.major and code.minor > device.minor", RULES,
+      "sm_XY runs on lower minors (swapped comparison)"),
+    m("L4", "rules/loading.py", "    if device.number >= code.number:\n",
+      "    if device.number > code.number:\n", RULES, "PTX JIT to its own CC refused"),
+    m("L5", "rules/loading.py", "    if device.number >= code.number:\n",
+      "    if device.major >= code.major:\n", RULES, "PTX JIT to a lower minor of its major"),
+    m("L6", "rules/loading.py", 'if code.variant == "a":\n        return 0,',
+      'if code.variant == "x":\n        return 0,', RULES,
+      "an 'a' cubin treated as plain (runs on later minors)"),
+    m("L7", "rules/loading.py", 'if code.variant == "f" and device in family_members(code):',
+      'if code.variant == "f" and device.major == code.major:', RULES,
+      "family = same major (sm_100f on 10.1 / 10.x)"),
+    m("L8", "rules/loading.py", "    if cuda >= rel.version:\n", "    if cuda > rel.version:\n",
+      RULES, "PTX ISA gate: a driver of exactly the ISA's release refused"),
+    m("L9", "rules/loading.py", "if rel is None or cuda is None or cuda >= rel.version:",
+      "if rel is None or cuda is None or cuda > rel.version:", RULES,
+      "zstd gate off-by-one (12.4 driver refused)"),
+    m("L10", "rules/loading.py", "e.kind is CodeKind.SASS and e.uncompressed_size <= _STUB_MAX_CUBIN",
+      "e.kind is CodeKind.SASS and e.uncompressed_size < _STUB_MAX_CUBIN", RULES,
+      "stub cubin size limit off-by-one"),
+    m("L11", "rules/loading.py", "    if len(named) < 2:\n        return None",
+      "    if len(named) < 1:\n        return None", RULES,
+      "a lone container taken for the device-link stub"),
+    m("L12", "rules/loading.py", "(Verdict.NATIVE if level == 2 else Verdict.COMPATIBLE)",
+      "(Verdict.COMPATIBLE if level == 2 else Verdict.NATIVE)", RULES,
+      "native and compatible swapped"),
+    m("L13", "rules/loading.py", "(level, e.arch.number) > (best_sass[0], best_sass[1].arch.number)",
+      "(level, e.arch.number) < (best_sass[0], best_sass[1].arch.number)", RULES,
+      "the worst fitting cubin chosen"),
+    m("L14", "rules/loading.py", "if ok and (jit is None or e.arch.number > jit[0].arch.number):",
+      "if ok and (jit is None or e.arch.number < jit[0].arch.number):", RULES,
+      "the lowest PTX chosen for JIT"),
+    m("L15", "rules/loading.py", 'if any(e.kind is CodeKind.LTOIR for e in container.entries):\n',
+      'if False:\n', RULES, "LTO-IR containers counted as modules"),
+    # -- rules/runtime.py
+    m("R1", "rules/runtime.py", "return h[0] >= f[0] if len(h) == 1 else h >= f",
+      "return h[0] >= f[0] if len(h) == 1 else h > f", RULES,
+      "a driver exactly at the floor refused"),
+    m("R2", "rules/runtime.py", "return h[0] >= f[0] if len(h) == 1 else h >= f",
+      "return h[0] > f[0] if len(h) == 1 else h >= f", RULES, "bare branch off-by-one"),
+    # -- rules/evidence.py thresholds
+    m("E1", "rules/evidence.py", "DISPATCH_ARCH_SETS = 8", "DISPATCH_ARCH_SETS = 9", RULES,
+      "dispatch threshold +1"),
+    m("E2", "rules/evidence.py", "DISPATCH_ARCH_SETS = 8", "DISPATCH_ARCH_SETS = 7", RULES,
+      "dispatch threshold -1"),
+    m("E3", "rules/evidence.py", "return len(_sass_sets(binary)) >= DISPATCH_ARCH_SETS",
+      "return len(_sass_sets(binary)) > DISPATCH_ARCH_SETS", RULES,
+      "dispatch comparison off-by-one"),
+    m("E4", "rules/evidence.py", "if firsts[number] >= FLOOR_SHARE * total:",
+      "if firsts[number] > FLOOR_SHARE * total:", RULES, "floor share comparison off-by-one"),
+    m("E5", "rules/evidence.py", "FLOOR_SHARE = 0.1", "FLOOR_SHARE = 0.5", RULES,
+      "floor share raised"),
+    m("E6", "rules/evidence.py", "return len(archs) > 1 and device.base in archs",
+      "return len(archs) > 0 and device.base in archs", RULES,
+      "a one-architecture build taken for a per-architecture one"),
+    # -- rules/rollup.py
+    m("U1", "rules/rollup.py", "if any(a.number > device.number for a in plain):",
+      "if any(a.number >= device.number for a in plain):", RULES,
+      "gap 'newer' off-by-one"),
+    m("U2", "rules/rollup.py", "if newer and floor is not None and device.number < floor.number:",
+      "if newer and floor is not None and device.number <= floor.number:", RULES,
+      "below the build floor off-by-one"),
+    m("U3", "rules/rollup.py", "if not loads or not others or strict:",
+      "if not loads or strict:", RULES, "mixed container verdicts not rolled up"),
+    # -- read/ limits
+    m("D1", "read/stream.py", "        if len(kept) > MAX_ANOMALIES:",
+      "        if len(kept) >= MAX_ANOMALIES:", READ, "anomalies kept: one too few"),
+    m("D2", "read/stream.py", "MAX_ANOMALIES = 64", "MAX_ANOMALIES = 65", READ,
+      "anomalies kept: one too many"),
+    m("D3", "read/sources.py", 'and len(tags) < MAX_WHEEL_TAGS:',
+      'and len(tags) <= MAX_WHEEL_TAGS:', READ, "wheel tags: one too many"),
+    m("D4", "read/sources.py", "MAX_WHEEL_TAGS = 10_000", "MAX_WHEEL_TAGS = 9_999", READ,
+      "wheel tags: one too few"),
+    m("D5", "read/stream.py", "MAX_NAME = 4096", "MAX_NAME = 4095", READ,
+      "a decoded name cut one byte short"),
+    m("D6", "read/elf.py", "if len(self._needed) < MAX_NEEDED:", "if len(self._needed) <= MAX_NEEDED:",
+      READ, "DT_NEEDED: one entry too many"),
+    m("D7", "read/elf.py", "if entries + len(parts) > MAX_PATH_ENTRIES:",
+      "if entries + len(parts) >= MAX_PATH_ENTRIES:", READ, "RUNPATH entries: one too few"),
+    m("D8", "read/elf.py", "MAX_PATH_LIST = 64 << 10", "MAX_PATH_LIST = (64 << 10) - 1", READ,
+      "a RUNPATH string cut one byte short"),
+    m("D9", "_json.py", "        if depth > limit:", "        if depth >= limit:", READ,
+      "JSON nesting: one level too few"),
+    m("D10", "_json.py", "def _int(text: str) -> int:\n    if len(text) > MAX_DIGITS:",
+      "def _int(text: str) -> int:\n    if len(text) >= MAX_DIGITS:", READ,
+      "JSON numbers: one digit too few"),
+    m("D11", "toolkit/lock.py", "MAX_LOCK = 4 << 20", "MAX_LOCK = (4 << 20) - 1", READ,
+      "lockfile size cap one byte short"),
+    m("D12", "toolkit/manifest.py", "MAX_MANIFEST = 16 << 20", "MAX_MANIFEST = (16 << 20) + 1",
+      READ, "manifest size cap one byte long"),
+    m("D13", "read/sources.py", "MAX_WHEEL_FILE = 1 << 20", "MAX_WHEEL_FILE = (1 << 20) - 1",
+      READ, "WHEEL file size cap one byte short"),
+    # -- checks/
+    m("C1", "checks/devicecode.py", 'return Severity.ERROR if ctx.policy.device_code == "strict" else Severity.WARNING',
+      'return Severity.WARNING if ctx.policy.device_code == "strict" else Severity.ERROR', CHECKS,
+      "device-code severity swapped"),
+    m("C2", "checks/devicecode.py", "if arch.variant and arch.base in bases and ctx.policy.allow_variants:",
+      "if arch.variant and ctx.policy.allow_variants:", CHECKS,
+      "a variant cubin accepted without its base claimed"),
+    m("C3", "checks/platform_tags.py", "if tag.family == \"manylinux\" and v.startswith(\"GLIBC_\") and _glibc_ok(v, tag.libc):",
+      "if v.startswith(\"GLIBC_\") and _glibc_ok(v, tag.libc):", CHECKS,
+      "glibc versions accepted under a musllinux tag"),
+    m("C4", "checks/platform_tags.py", "return m is not None and (int(m.group(1)), int(m.group(2))) <= libc",
+      "return m is not None and (int(m.group(1)), int(m.group(2))) < libc", CHECKS,
+      "a symbol of exactly the tag's glibc refused"),
+    m("C5", "checks/platform_tags.py", "if m is not None and tag.libc < m.glibc:",
+      "if m is not None and tag.libc <= m.glibc:", CHECKS,
+      "a library allowed at exactly the tag's glibc flagged"),
+    m("C6", "checks/dependencies.py", "if unused and len(unused) == len({c.name for c in d.components}):",
+      "if unused:", CHECKS, "partly used dependency reported as unused"),
+    m("C7", "checks/dependencies.py", 'if not any(c.major == major for c in comps) or ctx.ships(name) is not None:',
+      'if not any(c.major == major for c in comps):', CHECKS,
+      "a shipped library still asked for as a dependency"),
+    m("C8", "checks/driver.py", "if symbols <= exported and any(n.startswith(stem) for n in names):",
+      "if symbols <= exported or any(n.startswith(stem) for n in names):", CHECKS,
+      "a renamed driver library recognised by name alone"),
+]
+
+
+def locate(mut: Mutant) -> Path | None:
+    """The file to mutate: the named one if it holds the line, else the one file of the
+    package where it occurs exactly once."""
+    named = PKG / mut.file
+    if named.exists() and named.read_text().count(mut.old) == 1:
+        return named
+    hits = [p for p in PKG.rglob("*.py") if p.read_text().count(mut.old) == 1]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _limit(cpu: int) -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+
+
+def run(mut: Mutant, cpu: int) -> tuple[str, float, str]:
+    target = locate(mut)
+    if target is None:
+        return "not applicable", 0.0, "line not found"
+    tests = [str(ROOT / "tests" / t) for t in dict.fromkeys(mut.tests)
+             if (ROOT / "tests" / t).exists()]
+    with tempfile.TemporaryDirectory(prefix="cuwheel-mut-") as tmp:
+        src = Path(tmp) / "src"
+        shutil.copytree(PKG, src / "cuwheel", ignore=shutil.ignore_patterns("__pycache__"))
+        copy = src / "cuwheel" / target.relative_to(PKG)
+        copy.write_text(copy.read_text().replace(mut.old, mut.new, 1))
+        env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+            cwd=ROOT, env=env, capture_output=True, text=True,
+            preexec_fn=lambda: _limit(cpu), check=False,
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode == 0:
+        return "survived", used, ""
+    if proc.returncode < 0:
+        return "killed", used, f"signal {-proc.returncode} (CPU limit)"
+    failed = [ln.split(" ")[1] for ln in proc.stdout.splitlines() if ln.startswith("FAILED ")]
+    return "killed", used, failed[0] if failed else proc.stdout.strip().splitlines()[-1][:120]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated mutant ids")
+    ap.add_argument("--cpu", type=int, default=90, help="CPU seconds per mutant's test run")
+    ap.add_argument("--out", type=Path, help="also write the table here")
+    args = ap.parse_args()
+    wanted = set(filter(None, args.only.split(",")))
+    lines = [f"# cuwheel mutation pass, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+             f"# {'id':4} {'result':15} {'cpu_s':>6}  where / why / first failing test"]
+    counts: dict[str, int] = {}
+    for mut in MUTANTS:
+        if wanted and mut.id not in wanted:
+            continue
+        result, used, detail = run(mut, args.cpu)
+        counts[result] = counts.get(result, 0) + 1
+        line = f"{mut.id:6} {result:15} {used:6.1f}  {mut.file}: {mut.why}" + (
+            f"  [{detail}]" if detail else "")
+        print(line, flush=True)
+        lines.append(line)
+    total = sum(counts.values())
+    summary = (f"# killed {counts.get('killed', 0)} of {total}; survived "
+               f"{counts.get('survived', 0)}; not applicable {counts.get('not applicable', 0)}")
+    print(summary)
+    lines.append(summary)
+    if args.out:
+        args.out.write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
