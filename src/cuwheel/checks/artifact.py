@@ -12,6 +12,7 @@ from cuwheel.checks.findings import Finding, WheelReport
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.trains import release_of
 from cuwheel.errors import CuwheelError
+from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.arch import Arch
 from cuwheel.model.artifact import ArtifactFacts
 from cuwheel.model.inventory import CodeKind, Source
@@ -19,21 +20,27 @@ from cuwheel.rules.artifact import code_archs, covers, isa_needs
 
 __all__ = ["artifact_findings", "artifact_summary", "check_artifact"]
 
-_MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64",
-             "sbsa": "aarch64"}
-
-
 def _machine(name: str | None) -> str | None:
-    return _MACHINES.get(name.lower()) if name else None
+    """One name per instruction set (``AMD64`` -> x86_64, ``arm64`` -> aarch64), as
+    data/platforms.toml names the machines of its platforms."""
+    return load_platforms().cpu(name)
 
 
 def _wheel_host(platform: str | None) -> tuple[str | None, str | None]:
-    """(os, machine) of a row platform name such as ``linux-x86_64`` or ``win-amd64``."""
+    """(os, machine) of a row platform name such as ``linux-x86_64`` or ``win-amd64``
+    (data/platforms.toml); a name not in the table by its parts (``linux-riscv64``: linux,
+    a machine of no platform)."""
     if not platform:
         return None, None
+    table = load_platforms()
+    known = table.get(platform)
+    if known is not None:
+        return known.os, _machine(known.binary_machine)
     os_part, _, machine = platform.partition("-")
-    os_name = {"linux": "linux", "win": "windows", "windows": "windows"}.get(os_part)
-    return os_name, _machine(machine)
+    # the OS part of the table's names and of NVIDIA's (redistrib keys: windows-x86_64)
+    prefixes = {n.partition("-")[0]: p.os for p in table.platforms
+                for n in (p.name, *dict(p.redist).values())}  # fmt: skip
+    return prefixes.get(os_part), _machine(machine)
 
 
 def _facts(artifact: Source) -> ArtifactFacts:
@@ -99,7 +106,7 @@ def artifact_findings(report: WheelReport, artifact: Source) -> list[Finding]:
                       f"claims (the artifact has {_code_text(artifact)})")
     w_os, w_machine = _wheel_host(report.platform)
     a_machine = _machine(facts.machine)
-    a_os = {"linux": "linux", "win32": "windows"}.get(facts.platform or "")
+    a_os = load_platforms().os_of_sys_platform(facts.platform)  # AOTI_PLATFORM: sys.platform
     if (a_machine and w_machine and a_machine != w_machine) or (a_os and w_os and a_os != w_os):
         add("ART007", f"built for {facts.platform or '?'} {facts.machine or '?'}, the wheel "
                       f"is {report.platform}")

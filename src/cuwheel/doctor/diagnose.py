@@ -12,8 +12,16 @@ from dataclasses import dataclass
 from cuwheel.checks.codes import CODES
 from cuwheel.compat import LibraryVerdict, Target, Verdict, evaluate
 from cuwheel.doctor.environment import Distribution, Environment
-from cuwheel.doctor.loader import Conflict, Process, SearchContext, is_cuda_library, simulate
+from cuwheel.doctor.loader import (
+    Conflict,
+    Process,
+    SearchContext,
+    binary_os,
+    is_cuda_library,
+    simulate,
+)
 from cuwheel.doctor.verdict import VariantChoice, judge_distribution, loaded_binaries
+from cuwheel.knowledge.platforms import BINARY_FORMATS
 from cuwheel.model.inventory import Binary, Inventory
 from cuwheel.rules.rollup import WheelState, combine_states
 from cuwheel.rules.runtime import runtime_majors
@@ -102,12 +110,12 @@ def read_file_binary(path: str) -> Binary | None:
     from cuwheel.read.sources import read_path
 
     binaries, _, _ = read_path(path, payload="none")
-    return next((b for b in binaries if b.format in ("elf", "pe")), None)
+    return next((b for b in binaries if b.format in BINARY_FORMATS), None)
 
 
 def _cuda_related(b: Binary) -> bool:
     return b.has_device_code or bool(runtime_majors(b)) or any(
-        is_cuda_library(n, "windows" if b.format == "pe" else "linux") for n in b.needed)
+        is_cuda_library(n, binary_os(b)) for n in b.needed)
 
 
 def _entries(env: Environment, environ: dict[str, str]) -> list[str]:
@@ -121,7 +129,7 @@ def _entries(env: Environment, environ: dict[str, str]) -> list[str]:
             if b.file_type not in ("shared", "dll") or b.archive is not None:
                 continue
             name = b.soname or os.path.basename(b.path)
-            if is_cuda_library(name, "windows" if b.format == "pe" else "linux"):
+            if is_cuda_library(name, binary_os(b)):
                 continue
             out.append(b.path)
     return out

@@ -8,8 +8,9 @@ the 20 bytes ``glibc-ld.so.cache1.1``, then ``nlibs`` (u32), ``len_strings`` (u3
 ``value`` (u32 offsets of the soname and the path, from the start of the new-format
 header), ``osversion`` (u32) and ``hwcap`` (u64).  Caches of glibc before 2.32 may put an
 old-format table (magic ``ld.so-1.7.0``, 12-byte entries) first; the new table follows it,
-8-byte aligned.  Entry flags: bits 0-7 the type (3: ELF libc6), bits 8-15 the ABI
-(0x0300 x86-64 lib64, 0x0a00 AArch64 lib64).
+8-byte aligned.  Entry flags: bits 0-7 the type (3: ELF libc6), bits 8-15 the ABI, per
+machine in data/platforms.toml ``[linux] ld_cache_abi`` (0x0300 x86-64 lib64, 0x0a00
+AArch64 lib64).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import struct
 from dataclasses import dataclass
 
 from cuwheel.errors import InputError
+from cuwheel.knowledge.platforms import load_platforms
 
 __all__ = ["LdCache", "LdCacheEntry", "parse_ld_cache", "read_ld_cache"]
 
@@ -28,9 +30,6 @@ _NEW_ENTRY = 24
 _OLD_ENTRY = 12
 # A real cache is tens of KiB; anything far bigger is not one.
 MAX_CACHE = 64 << 20
-
-# ABI bits of an entry's flags, per machine of the inventory (ELF e_machine names).
-ABI_FLAGS = {"x86_64": 0x0300, "aarch64": 0x0A00}
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class LdCache:
     def lookup(self, soname: str, machine: str | None) -> str | None:
         """The path ldconfig recorded for ``soname`` for ``machine``'s ABI (the first entry,
         as the loader takes it); None when the cache has none."""
-        want = ABI_FLAGS.get(machine or "")
+        want = load_platforms().linux.cache_abi(machine)
         for e in self.entries:
             if e.soname == soname and (want is None or e.abi == want):
                 return e.path

@@ -29,23 +29,21 @@ from cuwheel.doctor.conventions import conventions
 from cuwheel.doctor.environment import Environment
 from cuwheel.doctor.ldcache import LdCache
 from cuwheel.knowledge import catalog
+from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
 
 __all__ = [
-    "DEFAULT_DIRS",
     "Conflict",
     "Loaded",
     "Process",
     "Resolution",
     "SearchContext",
+    "binary_os",
     "cannot_open",
     "is_cuda_library",
     "simulate",
 ]
 
-# ld.so(8): "In the default path /lib, and then /usr/lib.  (On some 64-bit architectures,
-# the default paths for 64-bit shared objects are /lib64, and then /usr/lib64.)"
-DEFAULT_DIRS = {"x86_64": ("/lib64", "/usr/lib64"), "aarch64": ("/lib64", "/usr/lib64")}
 # Objects followed in one process at most: a bound on hostile or huge environments.
 MAX_OBJECTS = 5000
 
@@ -54,6 +52,12 @@ def cannot_open(name: str) -> str:
     """glibc's dlerror text for a needed library no directory holds (what ``import`` or
     ``ctypes.CDLL`` raise, after ``ImportError:`` / ``OSError:``)."""
     return f"{name}: cannot open shared object file: No such file or directory"
+
+
+def binary_os(b: Binary) -> str:
+    """The OS whose loader loads ``b`` (its format's, data/platforms.toml); Linux's
+    rules for a format of no platform."""
+    return load_platforms().os_of_format(b.format) or "linux"
 
 
 def is_cuda_library(name: str, os_name: str = "linux") -> bool:
@@ -185,7 +189,8 @@ class _Simulation:
                 return Resolution(path, name, hit, "ld.so cache", _once(tried))
         defaults = self.ctx.default_dirs
         if defaults is None:
-            defaults = DEFAULT_DIRS.get(obj.machine or "", ("/lib", "/usr/lib"))
+            # ld.so(8)'s default path for the object's machine (data/platforms.toml)
+            defaults = load_platforms().linux.loader_dirs(obj.machine)
         for d in defaults:
             tried.append(d)
             cand = os.path.join(d, name)
@@ -239,7 +244,7 @@ class _Simulation:
             self.proc.order.append(key)
             if b is None:
                 continue
-            os_name = "windows" if b.format == "pe" else "linux"
+            os_name = binary_os(b)
             for need in b.needed:
                 if os_name == "linux" and catalog.is_driver_library(need):
                     continue  # the driver's: never the environment's to provide

@@ -65,6 +65,7 @@ class Platform:
     redist: tuple[tuple[int, str], ...] = ()  # CUDA major -> redistrib manifest key
     nvidia_wheels: tuple[int, ...] = ()  # CUDA majors with NVIDIA component wheels
     note: str | None = None
+    toolkit_dll_dirs: tuple[str, ...] = ()  # a toolkit tree's DLL folders besides bin/
 
     @property
     def toolkit(self) -> bool:
@@ -89,10 +90,23 @@ class LinuxFacts:
     tag_arch: tuple[tuple[str, str], ...] = ()  # ELF machine -> manylinux tag architecture
     loaders: tuple[str, ...] = ()  # fnmatch patterns of the dynamic loader's names
     interpreter_libraries: tuple[str, ...] = ()  # NEEDED by CPython on glibc < 2.34
+    ld_cache_abi: tuple[tuple[str, int], ...] = ()  # ELF machine -> ld.so.cache ABI bits
+    default_dirs: tuple[str, ...] = ()  # the loader's default directories (ld.so(8))
+    # ELF machine -> its loader's default directories where they are not default_dirs
+    default_dirs_by_machine: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def arch_of(self, machine: str | None) -> str | None:
         """``i386`` -> ``i686``; None for a machine no Linux wheel tag names."""
         return dict(self.tag_arch).get(machine or "")
+
+    def cache_abi(self, machine: str | None) -> int | None:
+        """The ABI bits (``flags & 0xff00``) of the ld.so cache entries ``machine``'s loader
+        takes; None for a machine of no entry here (any entry then)."""
+        return dict(self.ld_cache_abi).get(machine or "")
+
+    def loader_dirs(self, machine: str | None) -> tuple[str, ...]:
+        """The directories ``machine``'s loader searches last (``/lib64``, ``/usr/lib64``)."""
+        return dict(self.default_dirs_by_machine).get(machine or "", self.default_dirs)
 
     def is_loader(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in self.loaders)
@@ -131,6 +145,27 @@ class Platforms:
         linux-x86_64); None for a tag of no row platform (``macosx_14_0_arm64``)."""
         return next((p for p in self.rows if p.matches_tag(tag)), None)
 
+    def cpu(self, machine: str | None) -> str | None:
+        """The ELF name of a machine, one name per instruction set whatever the OS calls it
+        (``AMD64`` / ``amd64`` -> x86_64, ``ARM64`` / ``arm64`` -> aarch64): the Linux
+        platform's binary machine whose ``platform.machine()`` names include it; None for
+        a machine of no platform."""
+        m = (machine or "").lower()
+        return next(
+            (p.binary_machine for p in self.platforms if p.binary_format == "elf"
+             and m and (m in p.machines or m == p.binary_machine.lower())),
+            None,
+        )  # fmt: skip
+
+    def os_of_sys_platform(self, sys_platform: str | None) -> str | None:
+        """The OS of a ``sys.platform`` value (``win32`` -> windows); None for another."""
+        return next((p.os for p in self.platforms
+                     if dict(p.markers)["sys_platform"] == sys_platform), None)  # fmt: skip
+
+    def os_of_format(self, binary_format: str | None) -> str | None:
+        """The OS whose loader reads ``binary_format`` (``pe`` -> windows); None for another."""
+        return next((p.os for p in self.platforms if p.binary_format == binary_format), None)
+
     def host(self, sys_platform: str, machine: str) -> Platform | None:
         """The platform of a machine (``sys.platform``, ``platform.machine()``): never a
         Tegra build (a Jetson is told from an Arm server by nothing these two say)."""
@@ -157,7 +192,8 @@ def _one(chk: Checker, i: int, raw: object) -> Platform | None:
         raw, where,
         {"name": str, "os": str, "row": bool, "machines": list, "markers": dict, "binary": dict},
         {"row_platform": str, "tegra": bool, "sysconfig": str, "wheel_tags": list,
-         "pip_platforms": list, "redist": dict, "nvidia_wheels": TableList, "note": str},
+         "pip_platforms": list, "redist": dict, "nvidia_wheels": TableList, "note": str,
+         "toolkit_dll_dirs": list},
     )  # fmt: skip
     if not {"name", "os", "row", "machines", "markers", "binary"} <= f.keys():
         return None
@@ -191,6 +227,13 @@ def _one(chk: Checker, i: int, raw: object) -> Platform | None:
     wheels = _int_list(chk, where, "nvidia_wheels", f.get("nvidia_wheels", []))
     if wheels and not f.get("pip_platforms"):
         chk.problem(where, "nvidia_wheels needs pip_platforms")
+    dll_dirs = f.get("toolkit_dll_dirs", [])
+    if not all(isinstance(d, str) and d.startswith("bin/") and ".." not in d.split("/")
+               for d in dll_dirs):  # fmt: skip
+        chk.problem(where, "toolkit_dll_dirs: expected folders under bin/ of the tree")
+        dll_dirs = []
+    if dll_dirs and f["os"] != "windows":
+        chk.problem(where, "toolkit_dll_dirs: DLLs are Windows'")
     if len(markers) < len(MARKER_KEYS) or {"format", "machine"} - b.keys():
         return None
     return Platform(
@@ -199,7 +242,7 @@ def _one(chk: Checker, i: int, raw: object) -> Platform | None:
         tuple((k, markers[k]) for k in MARKER_KEYS), b["format"], b["machine"],
         b.get("e_machine", b.get("pe_machine")),
         tuple(f.get("wheel_tags", [])), tuple(f.get("pip_platforms", [])), tuple(redist),
-        wheels, f.get("note"),
+        wheels, f.get("note"), tuple(dll_dirs),
     )  # fmt: skip
 
 
@@ -222,21 +265,49 @@ def build_platforms(data: Mapping[str, Any], file: str = DATA_FILE) -> Platforms
     hosts = [(dict(p.markers)["sys_platform"], m) for p in out if not p.tegra for m in p.machines]
     if len(set(hosts)) != len(hosts):
         chk.problem("platform", "two platforms claim one (sys_platform, machine)")
-    linux = _linux(chk, data.get("linux"))
+    linux = _linux(chk, data.get("linux"),
+                   {p.binary_machine for p in out if p.binary_format == "elf"})
     if chk.problems:
         raise CatalogError(chk.problems)
     return Platforms(tuple(out), meta, linux)
 
 
-def _linux(chk: Checker, raw: object) -> LinuxFacts:
+def _linux(chk: Checker, raw: object, elf_machines: set[str]) -> LinuxFacts:
     f = chk.fields(raw, "[linux]",
-                   {"tag_arch": dict, "loaders": list, "interpreter_libraries": list})
+                   {"tag_arch": dict, "loaders": list, "interpreter_libraries": list,
+                    "ld_cache_abi": dict, "default_dirs": list,
+                    "default_dirs_by_machine": dict})  # fmt: skip
     arch = f.get("tag_arch", {})
     for machine, tag in arch.items():
         if not (isinstance(tag, str) and _TAG_GLOB.fullmatch(tag) and "*" not in tag):
             chk.problem("[linux]", f"tag_arch: {machine} -> {tag!r} is no tag architecture")
+    abi: list[tuple[str, int]] = []
+    for machine, bits in f.get("ld_cache_abi", {}).items():
+        # glibc: the ABI is the flags' second byte (FLAG_REQUIRED_MASK 0xff00)
+        if isinstance(bits, bool) or not isinstance(bits, int) or bits & ~0xFF00 or not bits:
+            chk.problem("[linux]", f"ld_cache_abi: {machine} -> {bits!r} is no ABI byte (0xNN00)")
+        elif machine not in elf_machines:
+            chk.problem("[linux]", f"ld_cache_abi: {machine!r} is the machine of no platform")
+        else:
+            abi.append((machine, bits))
+    dirs = _dirs(chk, "default_dirs", f.get("default_dirs", []))
+    by_machine: list[tuple[str, tuple[str, ...]]] = []
+    for machine, value in f.get("default_dirs_by_machine", {}).items():
+        if machine not in elf_machines:
+            chk.problem("[linux]", f"default_dirs_by_machine: {machine!r} is the machine of "
+                                   "no platform")  # fmt: skip
+        by_machine.append((machine, _dirs(chk, f"default_dirs_by_machine.{machine}", value)))
     return LinuxFacts(tuple((str(k), str(v)) for k, v in arch.items()),
-                      tuple(f.get("loaders", [])), tuple(f.get("interpreter_libraries", [])))
+                      tuple(f.get("loaders", [])), tuple(f.get("interpreter_libraries", [])),
+                      tuple(abi), dirs, tuple(by_machine))  # fmt: skip
+
+
+def _dirs(chk: Checker, key: str, value: object) -> tuple[str, ...]:
+    if not (isinstance(value, list) and value
+            and all(isinstance(d, str) and d.startswith("/") for d in value)):  # fmt: skip
+        chk.problem("[linux]", f"{key}: expected a list of absolute directories")
+        return ()
+    return tuple(value)
 
 
 @functools.cache

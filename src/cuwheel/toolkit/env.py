@@ -14,11 +14,15 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from cuwheel.knowledge.platforms import load_platforms
+
 __all__ = ["env_lines", "host_os"]
 
 
 def host_os() -> str:
-    return "windows" if sys.platform == "win32" else "linux"
+    """The OS of this machine's ``sys.platform`` (data/platforms.toml); Linux for one of no
+    platform there (macOS), whose toolkit would be a cross-build's."""
+    return load_platforms().os_of_sys_platform(sys.platform) or "linux"
 
 
 def _join(first: list[str], rest: str | None, sep: str) -> str:
@@ -43,10 +47,11 @@ def env_lines(
         return lines
     sep = ";" if host == "windows" else ":"
     bins = [str(prefix / "bin")]
-    if target_os == "windows":
-        bins += [
-            str(prefix / "bin" / d) for d in ("x86_64", "x64") if (prefix / "bin" / d).is_dir()
-        ]
+    # the DLL folders of the OS's toolkits (data/platforms.toml: bin/x86_64, bin/x64)
+    folders = dict.fromkeys(d for p in load_platforms().platforms if p.os == target_os
+                            for d in p.toolkit_dll_dirs)  # fmt: skip
+    bins += [str(prefix.joinpath(*d.split("/"))) for d in folders
+             if prefix.joinpath(*d.split("/")).is_dir()]  # fmt: skip
     lines.append(f"PATH={_join(bins, env.get('PATH'), sep)}")
     if target_os == "linux":
         lines.append(

@@ -17,19 +17,26 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["MACHINES", "driver_symbols", "write_driver_stub"]
+from cuwheel.knowledge.platforms import load_platforms
+
+__all__ = ["RETURN_34", "driver_symbols", "e_machine", "write_driver_stub"]
 
 CUDA_ERROR_STUB_LIBRARY = 34
-# e_machine and the code of `return 34;` (System V calling conventions)
-MACHINES: dict[str, tuple[int, bytes]] = {
+# The code of `return 34;` (System V calling conventions), per ELF machine; the e_machine
+# number is the platform table's (data/platforms.toml).
+RETURN_34: dict[str, bytes] = {
     # mov eax, 34; ret
-    "x86_64": (62, b"\xb8" + struct.pack("<I", CUDA_ERROR_STUB_LIBRARY) + b"\xc3"),
+    "x86_64": b"\xb8" + struct.pack("<I", CUDA_ERROR_STUB_LIBRARY) + b"\xc3",
     # mov w0, #34; ret
-    "aarch64": (
-        183,
-        struct.pack("<II", 0x52800000 | (CUDA_ERROR_STUB_LIBRARY << 5), 0xD65F03C0),
-    ),
+    "aarch64": struct.pack("<II", 0x52800000 | (CUDA_ERROR_STUB_LIBRARY << 5), 0xD65F03C0),
 }
+
+
+def e_machine(machine: str) -> int | None:
+    """The ELF e_machine of ``machine`` (x86_64 -> 62), as data/platforms.toml records it;
+    None for a machine of no Linux platform."""
+    return next((p.binary_code for p in load_platforms().platforms
+                 if p.binary_format == "elf" and p.binary_machine == machine), None)  # fmt: skip
 
 _DECL = re.compile(r"\bCUDAAPI\s+(cu[A-Z]\w*)\s*\(")
 _DEFINE = re.compile(r"^\s*#\s*define\s+(cu[A-Z]\w*)\s+(.+)$", re.M)
@@ -70,7 +77,9 @@ def stub_library(symbols: Iterable[str], machine: str, soname: str = "libcuda.so
     """An ELF64 little-endian shared object defining ``symbols`` as functions that return
     34; one PT_LOAD (read + execute), PT_DYNAMIC, .hash / .dynsym / .dynstr / .text /
     .dynamic and section headers (the link editor reads the dynamic symbols through them)."""
-    e_machine, code = MACHINES[machine]
+    number, code = e_machine(machine), RETURN_34[machine]
+    if number is None:
+        raise KeyError(machine)
     names = sorted(set(symbols))
     dynstr = bytearray(b"\0")
     offsets = {}
@@ -116,7 +125,7 @@ def stub_library(symbols: Iterable[str], machine: str, soname: str = "libcuda.so
     out = bytearray(off_sh + 64 * 7)
     out[0:16] = b"\x7fELF\x02\x01\x01" + bytes(9)  # ELF64, little-endian, SysV
     out[16:64] = struct.pack(
-        "<HHIQQQIHHHHHH", 3, e_machine, 1, 0, ehsize, off_sh, 0, ehsize, phentsize, phnum,
+        "<HHIQQQIHHHHHH", 3, number, 1, 0, ehsize, off_sh, 0, ehsize, phentsize, phnum,
         64, 7, 6,
     )  # fmt: skip
     # PT_LOAD (R+X) over the file from 0; PT_DYNAMIC (R)
@@ -157,7 +166,8 @@ def write_driver_stub(tree: Path, machine: str) -> Path | None:
     and no stub of its own; returns its path, or None when there was nothing to do."""
     header = tree / "include" / "cuda.h"
     stub = tree / "lib" / "stubs" / "libcuda.so"
-    if stub.exists() or stub.is_symlink() or not header.is_file() or machine not in MACHINES:
+    if (stub.exists() or stub.is_symlink() or not header.is_file()
+            or machine not in RETURN_34 or e_machine(machine) is None):  # fmt: skip
         return None
     symbols = driver_symbols(header.read_text(encoding="utf-8", errors="replace"))
     if not symbols:
