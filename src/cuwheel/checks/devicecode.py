@@ -23,7 +23,7 @@ from cuwheel.rules.loading import (
     Verdict,
     counted_containers,
     judge_container,
-    link_stub_index,
+    judge_containers,
 )
 from cuwheel.rules.rollup import (
     Alternative,
@@ -209,11 +209,7 @@ def _judge(lib: Lib, gpu: Arch) -> LibraryVerdict | None:
     """The library on one GPU, by the one roll-up (rules/rollup.py); driver gates are
     compat's question, not check's."""
     b = lib.binary
-    os = binary_os(b)
-    stub = link_stub_index(b)
-    cvs = tuple(
-        judge_container(c, gpu, os=os, stub=i == stub) for i, c in enumerate(b.containers)
-    )
+    cvs = judge_containers(b, gpu, os=binary_os(b))
     j = judge_library(b, cvs, gpu)
     if j is None:
         return None

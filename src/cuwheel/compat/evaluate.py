@@ -19,7 +19,7 @@ from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
     judge_container,
-    link_stub_index,
+    judge_containers,
 )
 from cuwheel.rules.rollup import (
     LibraryVerdict,
@@ -58,9 +58,28 @@ def evaluate_container(
     ``stub``: the caller found it to be nvcc's device-link stub (:func:`link_stub_index`)."""
     device, _ = effective_arch(target, os)
     cuda = driver_cuda_version(target.driver, os) if target.driver else None
+    return _container_verdict(container, target, device, cuda, os, stub)
+
+
+def _container_verdict(
+    container: FatbinContainer,
+    target: Target,
+    device: Arch,
+    cuda: tuple[int, int] | None,
+    os: str,
+    stub: bool,
+) -> ContainerVerdict:
     cv = judge_container(container, device, cuda=cuda, os=os, stub=stub)
     if cv.verdict is not Verdict.NO_CODE:
         return cv
+    return _no_code(cv, container, target, device)
+
+
+def _no_code(
+    cv: ContainerVerdict, container: FatbinContainer, target: Target, device: Arch
+) -> ContainerVerdict:
+    """A container with no code for the GPU, its reason told in the GPU's terms: the CC the
+    device reports under this driver, an older name of the same GPU."""
     reason = cv.reason
     if device.base != target.arch:
         reason += f" (the device reports CC {device.cc} under this driver)"
@@ -72,7 +91,7 @@ def evaluate_container(
                 f"CUDA {rn.first_release_with_new}+ driver still loads it is not verified, "
                 f"rebuild for {new.sass}"
             )
-    return replace(cv, reason=reason)
+    return cv if reason == cv.reason else replace(cv, reason=reason)
 
 
 # ---------------------------------------------------------------------------- roll-ups
@@ -88,9 +107,11 @@ def evaluate_binary(
     runtime's device link of -rdc code, containers for other GPUs) is said at this level.
     """
     os = binary_os(binary)
-    stub = link_stub_index(binary)
+    device, _ = effective_arch(target, os)
+    cuda = driver_cuda_version(target.driver, os) if target.driver else None
     cvs = tuple(
-        evaluate_container(c, target, os, stub=i == stub) for i, c in enumerate(binary.containers)
+        cv if cv.verdict is not Verdict.NO_CODE else _no_code(cv, c, target, device)
+        for c, cv in zip(binary.containers, judge_containers(binary, device, cuda=cuda, os=os))
     )
     counted = [c for c in cvs if c.counted]
     rt = runtime_check(binary, target.driver)
@@ -110,7 +131,6 @@ def evaluate_binary(
         if cvs:
             why += f" ({len(cvs)} container(s) ignored: {cvs[0].ignored})"
         return LibraryVerdict(binary.path, Verdict.HOST, why, cvs, rt, False)
-    device, _ = effective_arch(target, os)
     j = judge_library(binary, cvs, device, strict=strict)
     assert j is not None  # some container counts
     return LibraryVerdict(binary.path, j.verdict, j.reason, cvs, rt, True)

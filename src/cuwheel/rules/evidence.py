@@ -14,8 +14,8 @@ from cuwheel.knowledge import catalog
 from cuwheel.knowledge.cuda import Release
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
-from cuwheel.model.inventory import Binary, CodeKind
-from cuwheel.rules.loading import counted_containers
+from cuwheel.model.inventory import Binary, CodeKind, Toolkit
+from cuwheel.rules.loading import counted_containers, per_binary
 from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
@@ -57,6 +57,7 @@ def specialised_only(binary: Binary) -> bool:
 FLOOR_SHARE: float = load_thresholds().floor_share
 
 
+@per_binary
 def build_floor(binary: Binary) -> Arch | None:
     """The architecture the library's build starts at (:data:`FLOOR_SHARE`); None when no
     counted container has plain code."""
@@ -73,6 +74,7 @@ def build_floor(binary: Binary) -> Arch | None:
     return None
 
 
+@per_binary
 def _sass_sets(binary: Binary) -> set[frozenset[Arch]]:
     return {
         frozenset(e.arch for e in c.entries if e.kind is CodeKind.SASS)
@@ -92,13 +94,21 @@ def per_architecture_build(binary: Binary, device: Arch) -> bool:
     are several of them, and one of them is exactly this GPU's: the library builds each
     architecture apart (cuFFT, cuSPARSE), so the kernels of a container for another GPU are
     also in this GPU's own container."""
+    archs = _one_plain_each(binary)
+    return archs is not None and len(archs) > 1 and device.base in archs
+
+
+@per_binary
+def _one_plain_each(binary: Binary) -> frozenset[Arch] | None:
+    """The plain SASS architectures of the counted containers when each holds at most one;
+    None when some container holds several."""
     archs: set[Arch] = set()
     for _, c in counted_containers(binary):
         plain = {e.arch for e in c.entries if e.kind is CodeKind.SASS and not e.arch.variant}
         if len(plain) > 1:
-            return False
+            return None
         archs |= plain
-    return len(archs) > 1 and device.base in archs
+    return frozenset(archs)
 
 
 @functools.lru_cache(maxsize=256)
@@ -125,22 +135,16 @@ def builder_knows(binary: Binary, device: Arch) -> tuple[bool | None, str]:
     newest GPU it has code for.  When that lower bound knows the GPU: True.  When it does
     not and the cubins' notes or the runtime major bound it from above: False."""
     first = _first_release(device)
-    entries = [e for _, c in counted_containers(binary) for e in c.entries]
-    if any(
-        e.kind in (CodeKind.SASS, CodeKind.PTX) and e.arch.number >= device.number
-        for e in entries
-    ):
+    newest, tks, isa = _builder_facts(binary)
+    if newest is not None and newest >= device.number:
         return True, f"it carries code for CC {device.cc} or newer"
     if first is None:
         return False, f"no CUDA release in the catalog builds for CC {device.cc}"
     bounds: list[tuple[tuple[int, int], str]] = []  # (lower bound, evidence)
-    tks = [c.toolkit for _, c in counted_containers(binary) if c.toolkit is not None]
-    tks += [e.toolkit for e in entries if e.toolkit is not None]
     if tks:
         tk = max(tks, key=lambda t: (t.major, t.minor))
         bounds.append(((tk.major, tk.minor), f"its cubins were built by CUDA {tk}"))
-    isas = [e.code_version for e in entries if e.kind is CodeKind.PTX]
-    isa_rel = catalog.release_for_ptx_isa(max(isas)) if isas else None
+    isa_rel = catalog.release_for_ptx_isa(isa) if isa is not None else None
     if isa_rel is not None:
         bounds.append((isa_rel.version, f"its PTX ISA needs CUDA {isa_rel.name}+"))
     majors = [m for m, _ in runtime_majors(binary)]
@@ -160,6 +164,21 @@ def builder_knows(binary: Binary, device: Arch) -> tuple[bool | None, str]:
     if upper and max(upper) < first.version:
         return False, f"{why}; {came}"
     return None, f"{why}, which may be before {came.split(' came')[0]}"
+
+
+@per_binary
+def _builder_facts(
+    binary: Binary,
+) -> tuple[int | None, tuple[Toolkit, ...], tuple[int, int] | None]:
+    """What :func:`builder_knows` reads off the counted containers, whatever the GPU: the
+    newest architecture with SASS or PTX, the toolkits the containers and entries record,
+    the newest PTX ISA."""
+    entries = [e for _, c in counted_containers(binary) for e in c.entries]
+    numbers = [e.arch.number for e in entries if e.kind in (CodeKind.SASS, CodeKind.PTX)]
+    tks = [c.toolkit for _, c in counted_containers(binary) if c.toolkit is not None]
+    tks += [e.toolkit for e in entries if e.toolkit is not None]
+    isas = [e.code_version for e in entries if e.kind is CodeKind.PTX]
+    return (max(numbers) if numbers else None), tuple(tks), (max(isas) if isas else None)
 
 
 

@@ -74,7 +74,8 @@ def judge_library(
     nothing = [i for i in idx if verdict_of[i] is Verdict.NO_CODE]
     if link is not None and nothing:
         via, how = link
-        linked = worst([via, *(verdict_of[i] for i in idx if i not in nothing)])
+        none = set(nothing)
+        linked = worst([via, *(verdict_of[i] for i in idx if i not in none)])
         assert linked is not None
         reason = (
             f"{len(nothing)} of {len(idx)} linked container(s) have no code for CC "
@@ -82,7 +83,7 @@ def judge_library(
         )
         return LibraryJudgement(linked, reason)
     loads = [i for i in idx if verdict_of[i].loads]
-    others = [i for i in idx if i not in loads]
+    others = [i for i in idx if not verdict_of[i].loads]
     if not loads or not others or strict:
         w = worst(verdict_of.values())
         assert w is not None

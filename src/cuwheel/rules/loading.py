@@ -12,14 +12,17 @@ and the catalog; nothing reads files, picks targets or knows about rows and poli
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeVar
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry
+
+_R = TypeVar("_R")
 
 __all__ = [
     "STUB_REASON",
@@ -289,13 +292,38 @@ def ignored_reason(container: FatbinContainer, *, stub: bool = False) -> str | N
     return None
 
 
+def per_binary(fn: Callable[[Binary], _R]) -> Callable[[Binary], _R]:
+    """``fn`` of a binary, remembered for the last few binaries by identity: the roll-up
+    asks the same whole-library facts once per GPU, and a library can hold 48k containers
+    (cuFFT).  Each entry keeps its binary alive, so an id is never reused while cached."""
+    cache: dict[int, tuple[Binary, _R]] = {}
+
+    @functools.wraps(fn)
+    def cached(binary: Binary) -> _R:
+        hit = cache.get(id(binary))
+        if hit is not None and hit[0] is binary:
+            return hit[1]
+        value = fn(binary)
+        if len(cache) >= 32:
+            del cache[next(iter(cache))]
+        cache[id(binary)] = (binary, value)
+        return value
+
+    return cached
+
+
+@per_binary
+def _counted(binary: Binary) -> tuple[tuple[int, FatbinContainer], ...]:
+    stub = link_stub_index(binary)
+    return tuple(
+        (i, c) for i, c in enumerate(binary.containers) if ignored_reason(c, stub=i == stub) is None
+    )
+
+
 def counted_containers(binary: Binary) -> Iterator[tuple[int, FatbinContainer]]:
     """(index, container) of the containers the runtime loads as modules: everything but
     empty, relocatable, LTO-IR and device-link stub containers (:func:`ignored_reason`)."""
-    stub = link_stub_index(binary)
-    for i, c in enumerate(binary.containers):
-        if ignored_reason(c, stub=i == stub) is None:
-            yield i, c
+    return iter(_counted(binary))
 
 
 @dataclass(frozen=True)
@@ -331,13 +359,74 @@ def judge_container(
 ) -> ContainerVerdict:
     """What the driver does with ``container`` on a GPU that reports CC ``device``, under a
     driver supporting CUDA ``cuda`` (None: not given, its gates assumed met)."""
-    codes = tuple(e.name for e in container.entries)
-    ignored = ignored_reason(container, stub=stub)
-    base = (container.offset, container.size, container.section, codes)
-    if not any(e.kind in (CodeKind.SASS, CodeKind.PTX) for e in container.entries):
-        return ContainerVerdict(*base, verdict=None, reason=ignored or "no code", ignored=ignored)
-    verdict, reason, chosen = _pick(container.entries, device, cuda, os)
-    return ContainerVerdict(*base, verdict=verdict, reason=reason, chosen=chosen, ignored=ignored)
+    entries = container.entries
+    # A library holds thousands of containers of a few shapes (cuFFT: 48k of about 20):
+    # the verdict depends only on each entry's loading facts, so it is worked out once per
+    # shape, device and driver (docs/compat.md#from-containers-to-a-wheel).
+    key = (
+        container.relocatable,
+        tuple((e.kind, e.arch, e.code_version, e.compression, e.relocatable, e.kernels)
+              for e in entries),
+        device, cuda, os, stub,
+    )  # fmt: skip
+    known = _JUDGED.get(key)
+    if known is None:
+        ignored = ignored_reason(container, stub=stub)
+        codes = tuple(e.name for e in entries)
+        if not any(e.kind in (CodeKind.SASS, CodeKind.PTX) for e in entries):
+            known = (None, ignored or "no code", None, ignored, codes)
+        else:
+            known = (*_pick(entries, device, cuda, os), ignored, codes)
+        if len(_JUDGED) >= _JUDGED_MAX:
+            _JUDGED.clear()
+        _JUDGED[key] = known
+    verdict, reason, chosen, ignored, codes = known
+    return ContainerVerdict(container.offset, container.size, container.section, codes,
+                            verdict=verdict, reason=reason, chosen=chosen, ignored=ignored)
+
+
+def judge_containers(
+    binary: Binary, device: Arch, *, cuda: tuple[int, int] | None = None, os: str = "linux"
+) -> tuple[ContainerVerdict, ...]:
+    """:func:`judge_container` for every container of ``binary`` (the device-link stub
+    found by :func:`link_stub_index`), each shape judged once."""
+    shape_of, first = _shapes(binary)
+    stub = link_stub_index(binary)
+    judged = [judge_container(binary.containers[i], device, cuda=cuda, os=os, stub=i == stub)
+              for i in first]  # fmt: skip
+    out = []
+    for c, s in zip(binary.containers, shape_of):
+        j = judged[s]
+        out.append(ContainerVerdict(c.offset, c.size, c.section, j.codes, j.verdict, j.reason,
+                                    j.chosen, j.ignored))
+    return tuple(out)
+
+
+@per_binary
+def _shapes(binary: Binary) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(each container's shape number, the first container of each shape): containers of
+    one shape get the same verdict from :func:`judge_container`."""
+    stub = link_stub_index(binary)
+    numbers: dict[tuple[object, ...], int] = {}
+    shape_of: list[int] = []
+    first: list[int] = []
+    for i, c in enumerate(binary.containers):
+        key = (c.relocatable, i == stub,
+               tuple((e.kind, e.arch, e.code_version, e.compression, e.relocatable, e.kernels)
+                     for e in c.entries))  # fmt: skip
+        n = numbers.get(key)
+        if n is None:
+            n = numbers[key] = len(first)
+            first.append(i)
+        shape_of.append(n)
+    return tuple(shape_of), tuple(first)
+
+
+# judge_container's verdicts by container shape; cleared when full (a bound on memory).
+_JUDGED: dict[
+    tuple[object, ...], tuple[Verdict | None, str, str | None, str | None, tuple[str, ...]]
+] = {}
+_JUDGED_MAX = 1 << 14
 
 
 def _pick(
