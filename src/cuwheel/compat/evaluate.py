@@ -111,7 +111,8 @@ def evaluate_binary(
     cuda = driver_cuda_version(target.driver, os) if target.driver else None
     cvs = tuple(
         cv if cv.verdict is not Verdict.NO_CODE else _no_code(cv, c, target, device)
-        for c, cv in zip(binary.containers, judge_containers(binary, device, cuda=cuda, os=os))
+        for c, cv in zip(binary.containers, judge_containers(binary, device, cuda=cuda, os=os),
+                         strict=True)
     )
     counted = [c for c in cvs if c.counted]
     rt = runtime_check(binary, target.driver)

@@ -395,7 +395,7 @@ def judge_containers(
     judged = [judge_container(binary.containers[i], device, cuda=cuda, os=os, stub=i == stub)
               for i in first]  # fmt: skip
     out = []
-    for c, s in zip(binary.containers, shape_of):
+    for c, s in zip(binary.containers, shape_of, strict=True):
         j = judged[s]
         out.append(ContainerVerdict(c.offset, c.size, c.section, j.codes, j.verdict, j.reason,
                                     j.chosen, j.ignored))
