@@ -23,7 +23,6 @@ from cuwheel.rules.loading import (
     Verdict,
     counted_containers,
     judge_container,
-    judge_containers,
 )
 from cuwheel.rules.rollup import (
     Alternative,
@@ -34,6 +33,7 @@ from cuwheel.rules.rollup import (
     specialised_only,
 )
 from cuwheel.rules.runtime import binary_os
+from cuwheel.rules.shapes import judge_containers
 
 _Containers = tuple[FatbinContainer, ...]
 

@@ -19,7 +19,6 @@ from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
     judge_container,
-    judge_containers,
 )
 from cuwheel.rules.rollup import (
     LibraryVerdict,
@@ -35,6 +34,7 @@ from cuwheel.rules.runtime import (
     driver_cuda_version,
     runtime_check,
 )
+from cuwheel.rules.shapes import judge_containers
 
 __all__ = [
     "LibraryVerdict",

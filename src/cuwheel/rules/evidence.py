@@ -15,7 +15,8 @@ from cuwheel.knowledge.cuda import Release
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, Toolkit
-from cuwheel.rules.loading import counted_containers, per_binary
+from cuwheel.rules._memo import per_binary
+from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [

@@ -12,17 +12,15 @@ and the catalog; nothing reads files, picks targets or knows about rows and poli
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import TypeVar
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry
-
-_R = TypeVar("_R")
+from cuwheel.rules._memo import per_binary
 
 __all__ = [
     "STUB_REASON",
@@ -292,26 +290,6 @@ def ignored_reason(container: FatbinContainer, *, stub: bool = False) -> str | N
     return None
 
 
-def per_binary(fn: Callable[[Binary], _R]) -> Callable[[Binary], _R]:
-    """``fn`` of a binary, remembered for the last few binaries by identity: the roll-up
-    asks the same whole-library facts once per GPU, and a library can hold 48k containers
-    (cuFFT).  Each entry keeps its binary alive, so an id is never reused while cached."""
-    cache: dict[int, tuple[Binary, _R]] = {}
-
-    @functools.wraps(fn)
-    def cached(binary: Binary) -> _R:
-        hit = cache.get(id(binary))
-        if hit is not None and hit[0] is binary:
-            return hit[1]
-        value = fn(binary)
-        if len(cache) >= 32:
-            del cache[next(iter(cache))]
-        cache[id(binary)] = (binary, value)
-        return value
-
-    return cached
-
-
 @per_binary
 def _counted(binary: Binary) -> tuple[tuple[int, FatbinContainer], ...]:
     stub = link_stub_index(binary)
@@ -383,43 +361,6 @@ def judge_container(
     verdict, reason, chosen, ignored, codes = known
     return ContainerVerdict(container.offset, container.size, container.section, codes,
                             verdict=verdict, reason=reason, chosen=chosen, ignored=ignored)
-
-
-def judge_containers(
-    binary: Binary, device: Arch, *, cuda: tuple[int, int] | None = None, os: str = "linux"
-) -> tuple[ContainerVerdict, ...]:
-    """:func:`judge_container` for every container of ``binary`` (the device-link stub
-    found by :func:`link_stub_index`), each shape judged once."""
-    shape_of, first = _shapes(binary)
-    stub = link_stub_index(binary)
-    judged = [judge_container(binary.containers[i], device, cuda=cuda, os=os, stub=i == stub)
-              for i in first]  # fmt: skip
-    out = []
-    for c, s in zip(binary.containers, shape_of, strict=True):
-        j = judged[s]
-        out.append(ContainerVerdict(c.offset, c.size, c.section, j.codes, j.verdict, j.reason,
-                                    j.chosen, j.ignored))
-    return tuple(out)
-
-
-@per_binary
-def _shapes(binary: Binary) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(each container's shape number, the first container of each shape): containers of
-    one shape get the same verdict from :func:`judge_container`."""
-    stub = link_stub_index(binary)
-    numbers: dict[tuple[object, ...], int] = {}
-    shape_of: list[int] = []
-    first: list[int] = []
-    for i, c in enumerate(binary.containers):
-        key = (c.relocatable, i == stub,
-               tuple((e.kind, e.arch, e.code_version, e.compression, e.relocatable, e.kernels)
-                     for e in c.entries))  # fmt: skip
-        n = numbers.get(key)
-        if n is None:
-            n = numbers[key] = len(first)
-            first.append(i)
-        shape_of.append(n)
-    return tuple(shape_of), tuple(first)
 
 
 # judge_container's verdicts by container shape; cleared when full (a bound on memory).
