@@ -48,11 +48,6 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("cli", frozenset({"cli", "__main__"})),
 )
 
-# Being split in parallel (issue 24): these modules may pass 450 lines until their split
-# lands; the size rule only -- arrows and circles are checked for them like for any other.
-# Empty this list once the splits are merged.
-BEING_SPLIT: tuple[str, ...] = ("cli/",)
-
 
 def _module_name(path: Path) -> tuple[str, bool]:
     """(dotted name, is a package ``__init__``)."""
@@ -174,7 +169,7 @@ def arrows_back_up(
 
 
 def long_modules(
-    lengths: Mapping[str, int], allow: Iterable[str] = BEING_SPLIT, limit: int = MAX_LINES
+    lengths: Mapping[str, int], allow: Iterable[str] = (), limit: int = MAX_LINES
 ) -> list[str]:
     """Modules (paths relative to the package) over ``limit`` lines and not allowed."""
     allow = tuple(allow)
@@ -210,12 +205,6 @@ def test_no_arrow_back_up() -> None:
 
 def test_no_module_over_450_lines() -> None:
     assert long_modules(module_lengths()) == []
-
-
-def test_being_split_entries_exist() -> None:
-    # a stale entry would quietly allow a new file of that name
-    for entry in BEING_SPLIT:
-        assert (SRC / entry).exists(), entry
 
 
 # -- the rules fail where they should (synthetic graphs) -----------------------------------
