@@ -163,12 +163,7 @@ class Scan:
             )
         if length > MAX_REQUEST:
             raise StreamError(f"a structure claims {length} bytes, more than cuwheel reads")
-        self.requested += length
-        if self.requested > self.request_budget:
-            raise StreamError(
-                f"its structures ask for more than {self.request_budget} bytes in all "
-                f"(the file has {self.size})"
-            )
+        self._charge(length)
         if self._live and self._low <= start and start + length <= self.pos:
             # Already here: served by the next _pump in the order asked, without the two
             # heaps (cuFFT's 48k streamed containers make some 200k requests, nearly all
@@ -176,6 +171,23 @@ class Scan:
             self._ready.append((start, length, callback))
             return
         self._push(start, length, callback)
+
+    def buffered(self, start: int, length: int) -> bytes | None:
+        """Bytes [start, start+length) at once when they are in the buffer, else None
+        (then ask with ``request``).  A streamed file counts them as requested."""
+        if not (self._live and self._low <= start and start + length <= self.pos):
+            return None
+        if self.pos < self.size or self._buf_start:  # not resident
+            self._charge(length)
+        return self._bytes(start, start + length)
+
+    def _charge(self, length: int) -> None:
+        self.requested += length
+        if self.requested > self.request_budget:
+            raise StreamError(
+                f"its structures ask for more than {self.request_budget} bytes in all "
+                f"(the file has {self.size})"
+            )
 
     def _push(self, start: int, length: int, callback: Callback) -> None:
         self._seq += 1
