@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from cuwheel.errors import FatbinError
 from cuwheel.model.arch import Arch, Variant
@@ -178,6 +179,31 @@ def parse_entry_header(data: bytes, room: int) -> EntryHeader:
     )
 
 
+# Entries share their Arch and version objects (a few dozen distinct in a library of
+# 27,000 entries): fewer objects to build and validate, and a result sent from a worker
+# to the parent (schedule.py) pickles each once.  Bounded: hostile versions take 32 bits.
+_SHARED: dict[tuple[int, ...] | tuple[int, str], Any] = {}
+_MAX_SHARED = 4096
+
+
+def _arch(number: int, variant: Variant) -> Arch:
+    arch: Arch | None = _SHARED.get((number, variant))
+    if arch is None:
+        arch = Arch(number, variant)
+        if len(_SHARED) < _MAX_SHARED:
+            _SHARED[number, variant] = arch
+    return arch
+
+
+def _version(version: tuple[int, int]) -> tuple[int, int]:
+    shared: tuple[int, int] | None = _SHARED.get(version)
+    if shared is None:
+        if len(_SHARED) < _MAX_SHARED:
+            _SHARED[version] = version
+        return version
+    return shared
+
+
 def make_entry(header: EntryHeader, offset: int, header_bytes: bytes) -> FatbinEntry:
     """Turn a decoded header into the inventory's FatbinEntry (payload facts left empty)."""
     ident: str | None = None
@@ -196,8 +222,8 @@ def make_entry(header: EntryHeader, offset: int, header_bytes: bytes) -> FatbinE
     return FatbinEntry(
         offset=offset,
         kind=header.kind,
-        arch=Arch(header.arch_number, header.variant),
-        code_version=header.code_version,
+        arch=_arch(header.arch_number, header.variant),
+        code_version=_version(header.code_version),
         flags=flags,
         header_size=header.header_size,
         stored_size=header.payload_size,
