@@ -10,8 +10,7 @@ compressed.  Everything is little-endian.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from cuwheel.errors import FatbinError
 from cuwheel.model.arch import Arch, Variant
@@ -60,8 +59,7 @@ FLAG_FAMILY_SPECIFIC = 0x200000  # "f" targets
 FLAG_COMPAT_BLOB = 0x1000000
 
 
-@dataclass(frozen=True)
-class ContainerHeader:
+class ContainerHeader(NamedTuple):  # a tuple: one is built per container, fast
     version: int
     header_size: int
     payload_size: int
@@ -83,9 +81,9 @@ def parse_container_header(data: bytes) -> ContainerHeader:
     return ContainerHeader(version, hsize, psize)
 
 
-@dataclass(frozen=True)
-class EntryHeader:
-    """The decoded header of one fatbin entry (offsets are relative to the entry)."""
+class EntryHeader(NamedTuple):
+    """The decoded header of one fatbin entry (offsets are relative to the entry); a
+    tuple, as one is built per entry."""
 
     kind_code: int
     header_size: int
