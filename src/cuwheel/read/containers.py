@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from dataclasses import dataclass, field
+from functools import partial
 
 from cuwheel.model.inventory import CodeKind, Compression, FatbinContainer, FatbinEntry, Toolkit
 from cuwheel.read.cubin import parse_cubin
@@ -170,26 +171,12 @@ class ContainerCollector:
 
     def _read_resident(self, cand: Candidate) -> None:
         """Walk a container of a resident file in a loop: no requests, no recursion."""
-        peek = self.scan.peek
         if cand.offset + CONTAINER_HEADER_SIZE > self.scan.size:
             cand.error = "truncated container header"
             return
-        self._container(cand, peek(cand.offset, CONTAINER_HEADER_SIZE), walk=False)
-        if cand.error is not None:
-            return
-        at = cand.offset + CONTAINER_HEADER_SIZE
-        while at != cand.end:
-            if not _entry_fits(cand, at):
-                return
-            data = peek(at, ENTRY_FIXED_SIZE)
-            hdr = _entry_header(cand, at, data)
-            if hdr is None:
-                return
-            if _long_header(hdr):
-                data = peek(at, hdr.header_size)
-            self._add(cand, at, hdr, data)
-            at += hdr.size
-        cand.complete = True
+        self._container(cand, self.scan.peek(cand.offset, CONTAINER_HEADER_SIZE), walk=False)
+        if cand.error is None:
+            self._walk(cand, cand.offset + CONTAINER_HEADER_SIZE)
 
     def on_signature(self, offset: int) -> None:
         """A signature seen while streaming: walk the candidate through requests."""
@@ -209,7 +196,11 @@ class ContainerCollector:
         if offset + CONTAINER_HEADER_SIZE > self.scan.size:
             cand.error = "truncated container header"
             return
-        self.scan.request(offset, CONTAINER_HEADER_SIZE, lambda b: self._container(cand, b))
+        head = self.scan.buffered(offset, CONTAINER_HEADER_SIZE)
+        if head is not None:  # usually: it has just streamed in
+            self._container(cand, head)
+        else:
+            self.scan.request(offset, CONTAINER_HEADER_SIZE, lambda b: self._container(cand, b))
 
     def _container(self, cand: Candidate, data: bytes, walk: bool = True) -> None:
         try:
@@ -235,24 +226,34 @@ class ContainerCollector:
                 self.scan.request(cand.end, tail, lambda b: _count_trail(cand, b))
             else:
                 cand.trail_zeros = 0
-            self._next_entry(cand, cand.offset + CONTAINER_HEADER_SIZE)
+            self._walk(cand, cand.offset + CONTAINER_HEADER_SIZE)
 
-    def _next_entry(self, cand: Candidate, at: int) -> None:
-        if at == cand.end:
-            cand.complete = True
-            return
-        if _entry_fits(cand, at):
-            self.scan.request(at, ENTRY_FIXED_SIZE, lambda b: self._entry(cand, at, b))
-
-    def _entry(self, cand: Candidate, at: int, data: bytes) -> None:
-        hdr = _entry_header(cand, at, data)
-        if hdr is None:
-            return
-        if _long_header(hdr):
-            self.scan.request(at, hdr.header_size, lambda b: self._add(cand, at, hdr, b))
-        else:
-            self._add(cand, at, hdr, data)
-        self._next_entry(cand, at + hdr.size)
+    def _walk(self, cand: Candidate, at: int, data: bytes | None = None) -> None:
+        """Walk the entries from ``at`` (``data``: its fixed header, when given) in a loop
+        while their headers are at hand (a resident file, or bytes just streamed in); the
+        first that is not is requested and its callback walks on: never a recursion."""
+        scan = self.scan
+        while at != cand.end:
+            if not _entry_fits(cand, at):
+                return
+            if data is None:
+                data = scan.buffered(at, ENTRY_FIXED_SIZE)
+                if data is None:
+                    scan.request(at, ENTRY_FIXED_SIZE, partial(self._walk, cand, at))
+                    return
+            hdr = _entry_header(cand, at, data)
+            if hdr is None:
+                return
+            if _long_header(hdr):
+                # If not at hand, it runs past the stream's head, and so does the next.
+                data = scan.buffered(at, hdr.header_size)
+                if data is None:
+                    scan.request(at, hdr.header_size, partial(self._add, cand, at, hdr))
+            if data is not None:
+                self._add(cand, at, hdr, data)
+            at += hdr.size
+            data = None
+        cand.complete = True
 
     def _add(self, cand: Candidate, at: int, hdr: EntryHeader, header_bytes: bytes) -> None:
         self.entries += 1
@@ -281,8 +282,8 @@ class ContainerCollector:
             else:
                 take, limit = min(stored, PAYLOAD_PREFIX_IN), PAYLOAD_PREFIX_OUT
         cand.decodes += 1
-        if self.scan.resident:
-            self._payload(cand, index, hdr, self.scan.peek(start, take), limit)
+        if (data := self.scan.buffered(start, take)) is not None:  # decoded before the
+            self._payload(cand, index, hdr, data, limit)  # next entry: it may give the toolkit
         else:
             self.scan.request(start, take, lambda b: self._payload(cand, index, hdr, b, limit))
 

@@ -10,7 +10,7 @@ compressed.  Everything is little-endian.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from cuwheel.errors import FatbinError
 from cuwheel.model.arch import Arch, Variant
@@ -59,8 +59,7 @@ FLAG_FAMILY_SPECIFIC = 0x200000  # "f" targets
 FLAG_COMPAT_BLOB = 0x1000000
 
 
-@dataclass(frozen=True)
-class ContainerHeader:
+class ContainerHeader(NamedTuple):  # a tuple: one is built per container, fast
     version: int
     header_size: int
     payload_size: int
@@ -82,9 +81,9 @@ def parse_container_header(data: bytes) -> ContainerHeader:
     return ContainerHeader(version, hsize, psize)
 
 
-@dataclass(frozen=True)
-class EntryHeader:
-    """The decoded header of one fatbin entry (offsets are relative to the entry)."""
+class EntryHeader(NamedTuple):
+    """The decoded header of one fatbin entry (offsets are relative to the entry); a
+    tuple, as one is built per entry."""
 
     kind_code: int
     header_size: int
@@ -178,6 +177,31 @@ def parse_entry_header(data: bytes, room: int) -> EntryHeader:
     )
 
 
+# Entries share their Arch and version objects (a few dozen distinct in a library of
+# 27,000 entries): fewer objects to build and validate, and a result sent from a worker
+# to the parent (schedule.py) pickles each once.  Bounded: hostile versions take 32 bits.
+_SHARED: dict[tuple[int, ...] | tuple[int, str], Any] = {}
+_MAX_SHARED = 4096
+
+
+def _arch(number: int, variant: Variant) -> Arch:
+    arch: Arch | None = _SHARED.get((number, variant))
+    if arch is None:
+        arch = Arch(number, variant)
+        if len(_SHARED) < _MAX_SHARED:
+            _SHARED[number, variant] = arch
+    return arch
+
+
+def _version(version: tuple[int, int]) -> tuple[int, int]:
+    shared: tuple[int, int] | None = _SHARED.get(version)
+    if shared is None:
+        if len(_SHARED) < _MAX_SHARED:
+            _SHARED[version] = version
+        return version
+    return shared
+
+
 def make_entry(header: EntryHeader, offset: int, header_bytes: bytes) -> FatbinEntry:
     """Turn a decoded header into the inventory's FatbinEntry (payload facts left empty)."""
     ident: str | None = None
@@ -196,8 +220,8 @@ def make_entry(header: EntryHeader, offset: int, header_bytes: bytes) -> FatbinE
     return FatbinEntry(
         offset=offset,
         kind=header.kind,
-        arch=Arch(header.arch_number, header.variant),
-        code_version=header.code_version,
+        arch=_arch(header.arch_number, header.variant),
+        code_version=_version(header.code_version),
         flags=flags,
         header_size=header.header_size,
         stored_size=header.payload_size,

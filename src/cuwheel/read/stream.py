@@ -130,10 +130,14 @@ class Scan:
         self._served: set[int] = set()
         # Requests for bytes already in the buffer, in the order asked (see request).
         self._ready: deque[tuple[int, int, Callback]] = deque()
-        self._live = False  # the buffer holds [_buf_start, pos) (not between passes)
+        self._live = False  # the buffer holds [_low, pos) (not between passes)
         self._seq = 0
+        # The newest chunk, [_buf_start, pos), and the earlier chunks still needed, whole
+        # and in order: chunks are kept as they came, never copied into one buffer.
         self._buf: Chunk = b""
         self._buf_start = 0
+        self._old: deque[tuple[int, bytes]] = deque()
+        self._low = 0  # bytes before this are gone (whatever the chunks kept still hold)
         self.pos = 0  # end of the data streamed in so far
         self._scanned = 0  # signature scan has covered [0, _scanned)
         self.missed: list[tuple[int, int, Callback]] = []
@@ -159,19 +163,31 @@ class Scan:
             )
         if length > MAX_REQUEST:
             raise StreamError(f"a structure claims {length} bytes, more than cuwheel reads")
-        self.requested += length
-        if self.requested > self.request_budget:
-            raise StreamError(
-                f"its structures ask for more than {self.request_budget} bytes in all "
-                f"(the file has {self.size})"
-            )
-        if self._live and self._buf_start <= start and start + length <= self.pos:
+        self._charge(length)
+        if self._live and self._low <= start and start + length <= self.pos:
             # Already here: served by the next _pump in the order asked, without the two
             # heaps (cuFFT's 48k streamed containers make some 200k requests, nearly all
             # of bytes just streamed in).
             self._ready.append((start, length, callback))
             return
         self._push(start, length, callback)
+
+    def buffered(self, start: int, length: int) -> bytes | None:
+        """Bytes [start, start+length) at once when they are in the buffer, else None
+        (then ask with ``request``).  A streamed file counts them as requested."""
+        if not (self._live and self._low <= start and start + length <= self.pos):
+            return None
+        if self.pos < self.size or self._buf_start:  # not resident
+            self._charge(length)
+        return self._bytes(start, start + length)
+
+    def _charge(self, length: int) -> None:
+        self.requested += length
+        if self.requested > self.request_budget:
+            raise StreamError(
+                f"its structures ask for more than {self.request_budget} bytes in all "
+                f"(the file has {self.size})"
+            )
 
     def _push(self, start: int, length: int, callback: Callback) -> None:
         self._seq += 1
@@ -187,19 +203,20 @@ class Scan:
         """Append the next chunk of the file and serve what became available."""
         if self._ready:
             self._pump()  # served before the buffer changes
-        if isinstance(self._buf, bytearray):
-            # One buffer, reused: dropping the consumed head and appending the chunk
-            # avoids a fresh multi-megabyte allocation (and its page faults) per chunk.
+        old = self._old
+        if self._live:
             keep = self._keep_from()
-            del self._buf[: keep - self._buf_start]
-            self._buf += chunk[:]
-            self._buf_start = keep
-        elif isinstance(chunk, (mmap.mmap, FileBuffer)) or self.pos + len(chunk) == self.size:
-            self._buf = chunk  # the whole file at once: nothing will be appended
-            self._buf_start = self.pos
+            if keep < self.pos and self._buf:
+                old.append((self._buf_start, self._buf))  # type: ignore[arg-type]
+            while old and old[0][0] + len(old[0][1]) <= keep:
+                old.popleft()
         else:
-            self._buf = bytearray(chunk)
-            self._buf_start = self.pos
+            old.clear()
+            keep = self.pos
+        self._low = keep
+        # Slices of bytes, an mmap or a FileBuffer are bytes, which callbacks are given.
+        self._buf = chunk if isinstance(chunk, (bytes, mmap.mmap, FileBuffer)) else bytes(chunk)
+        self._buf_start = self.pos
         self.pos += len(chunk)
         self._live = True
         if self.pos > self.size:
@@ -281,6 +298,7 @@ class Scan:
             _end, _, start, length, cb = heapq.heappop(self._heap)
             self.missed.append((start, length, cb))
         self._buf = b""
+        self._old.clear()
         self._live = False
 
     def restart(self) -> None:
@@ -292,19 +310,46 @@ class Scan:
         for start, length, cb in missed:
             self._push(start, length, cb)
         self._buf = b""
+        self._old.clear()
         self._buf_start = 0
         self.pos = 0
         self.on_signature = None  # signatures were all seen in the first pass
         self.passes += 1
 
     # -- internals --------------------------------------------------------------
+    def _bytes(self, start: int, stop: int) -> bytes:
+        """Buffered bytes [start, stop): a slice of one chunk, or the pieces of several
+        joined (only a range across a chunk boundary is assembled)."""
+        base = self._buf_start
+        if start >= base:
+            return self._buf[start - base : stop - base]  # type: ignore[return-value]
+        parts = [c[max(0, start - s) : stop - s] for s, c in self._old
+                 if s < stop and s + len(c) > start]
+        if stop > base:
+            parts.append(self._buf[: stop - base])  # type: ignore[arg-type]
+        return b"".join(parts)
+
+    def _find_signature(self, at: int, stop: int) -> int:
+        """Offset of the first signature starting in [at, stop - 7), or -1."""
+        base = self._buf_start
+        if at < base:  # one that starts in an earlier chunk and ends in this one
+            i = self._bytes(at, min(stop, base + 7)).find(CONTAINER_SIGNATURE)
+            if i >= 0:
+                return at + i
+            at = base
+            if stop - at < 8:
+                return -1
+        i = self._buf.find(CONTAINER_SIGNATURE, at - base, stop - base)
+        return -1 if i < 0 else base + i
+
     def _keep_from(self) -> int:
-        keep = max(self._buf_start, self.pos - self.window)
+        low = self._low
+        keep = max(low, self.pos - self.window)
         starts = self._starts
         while starts and starts[0][1] in self._served:
             self._served.discard(heapq.heappop(starts)[1])
         if starts:
-            keep = min(keep, max(starts[0][0], self._buf_start))
+            keep = min(keep, max(starts[0][0], low))
         return keep
 
     def _take_skips(self) -> None:
@@ -329,9 +374,8 @@ class Scan:
         the next call, which starts 7 bytes back for signatures across the boundary."""
         on_signature = self.on_signature
         assert on_signature is not None
-        buf, base = self._buf, self._buf_start
-        find = buf.find
-        at = max(self._scanned - 7, base)
+        find = self._find_signature
+        at = max(self._scanned - 7, self._low)
         hi = self.pos
         self._scanned = hi
         heap = self._skips
@@ -351,31 +395,29 @@ class Scan:
                 break
             nxt = min(heap[0][0], hi) if heap else hi
             # a signature may start just before a skipped range
-            i = find(CONTAINER_SIGNATURE, at - base, min(nxt + 7, hi) - base)
+            i = find(at, min(nxt + 7, hi))
             if i < 0:
                 at = nxt if nxt > at else at + 1
                 continue
-            on_signature(base + i)
+            on_signature(i)
             self._pump()
-            at = base + i + 8
+            at = i + 8
         self._take_skips()
         if tail is not None:
             heapq.heappush(heap, (tail[0], tail[1]))
 
     def _pump(self) -> None:
-        heap, ready = self._heap, self._ready
+        heap, ready, take = self._heap, self._ready, self._bytes
         while True:
             if ready:
                 start, length, cb = ready.popleft()
-                i = start - self._buf_start
-                cb(bytes(self._buf[i : i + length]))
+                cb(take(start, start + length))
                 continue
             if not heap or heap[0][0] > self.pos:
                 return
             _end, seq, start, length, cb = heapq.heappop(heap)
             self._served.add(seq)
-            if start < self._buf_start:
+            if start < self._low:
                 self.missed.append((start, length, cb))
                 continue
-            i = start - self._buf_start
-            cb(bytes(self._buf[i : i + length]))
+            cb(take(start, start + length))
