@@ -34,7 +34,8 @@ PKG = ROOT / "src" / "cuwheel"
 # the pass by being named here.
 RULES = [
     "test_compat.py", "test_rollup.py", "test_rules_agreement.py", "test_compat_probe.py",
-    "test_library_truth.py", "test_loading_facts.py", "test_limits.py",
+    "test_library_truth.py", "test_loading_facts.py", "test_limits.py", "test_shapes.py",
+    "test_thresholds.py",
 ]
 READ = ["test_anomalies.py", "test_limits.py", "test_stream_shortcuts.py", "test_corrupt.py"]
 CHECKS = [
@@ -82,8 +83,8 @@ MUTANTS = [
     m("L9", "rules/loading.py", "if rel is None or cuda is None or cuda >= rel.version:",
       "if rel is None or cuda is None or cuda > rel.version:", RULES,
       "zstd gate off-by-one (12.4 driver refused)"),
-    m("L10", "rules/loading.py", "e.kind is CodeKind.SASS and e.uncompressed_size <= _STUB_MAX_CUBIN",
-      "e.kind is CodeKind.SASS and e.uncompressed_size < _STUB_MAX_CUBIN", RULES,
+    m("L10", "rules/loading.py", "e.kind is CodeKind.SASS and e.uncompressed_size <= largest",
+      "e.kind is CodeKind.SASS and e.uncompressed_size < largest", RULES,
       "stub cubin size limit off-by-one"),
     m("L11", "rules/loading.py", "    if len(named) < 2:\n        return None",
       "    if len(named) < 1:\n        return None", RULES,
@@ -106,19 +107,20 @@ MUTANTS = [
     m("R2", "rules/runtime.py", "return h[0] >= f[0] if len(h) == 1 else h >= f",
       "return h[0] > f[0] if len(h) == 1 else h >= f", RULES, "bare branch off-by-one"),
     # -- rules/evidence.py thresholds
-    m("E1", "rules/evidence.py", "DISPATCH_ARCH_SETS = 8", "DISPATCH_ARCH_SETS = 9", RULES,
+    # the measured thresholds live in data/thresholds.toml (each value appears once there)
+    m("E1", "data/thresholds.toml", "value = 8\n", "value = 9\n", RULES,
       "dispatch threshold +1"),
-    m("E2", "rules/evidence.py", "DISPATCH_ARCH_SETS = 8", "DISPATCH_ARCH_SETS = 7", RULES,
+    m("E2", "data/thresholds.toml", "value = 8\n", "value = 7\n", RULES,
       "dispatch threshold -1"),
     m("E3", "rules/evidence.py", "return len(_sass_sets(binary)) >= DISPATCH_ARCH_SETS",
       "return len(_sass_sets(binary)) > DISPATCH_ARCH_SETS", RULES,
       "dispatch comparison off-by-one"),
     m("E4", "rules/evidence.py", "if firsts[number] >= FLOOR_SHARE * total:",
       "if firsts[number] > FLOOR_SHARE * total:", RULES, "floor share comparison off-by-one"),
-    m("E5", "rules/evidence.py", "FLOOR_SHARE = 0.1", "FLOOR_SHARE = 0.5", RULES,
+    m("E5", "data/thresholds.toml", "value = 0.1\n", "value = 0.5\n", RULES,
       "floor share raised"),
-    m("E6", "rules/evidence.py", "return len(archs) > 1 and device.base in archs",
-      "return len(archs) > 0 and device.base in archs", RULES,
+    m("E6", "rules/evidence.py", "return archs is not None and len(archs) > 1 and device.base in archs",
+      "return archs is not None and len(archs) > 0 and device.base in archs", RULES,
       "a one-architecture build taken for a per-architecture one"),
     # -- rules/rollup.py
     m("U1", "rules/rollup.py", "if any(a.number > device.number for a in plain):",
