@@ -236,3 +236,26 @@ def test_combined_state_order() -> None:
     assert rollup.combine_states([S.DOES_NOT_RUN, S.UNKNOWN]) is S.DOES_NOT_RUN
     assert rollup.combine_states([]) is S.NOTHING
     assert {s.exit_code for s in S} == {0, 1, 2, 3, 4}
+
+
+def test_alternatives_all_for_another_platform_are_wrong_platform_in_scan() -> None:
+    # bitsandbytes' x86_64 wheel on a Jetson (aarch64 only): every variant is a linux-x86_64
+    # binary, so the scan record says "wrong platform", not "does not run".
+    from cuwheel.scan.record import PLATFORM, gpu_states
+
+    (source,) = cuwheel.inspect(
+        [REAL / "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl"], workers=1
+    ).sources
+    states = gpu_states(source)
+    assert states is not None
+    assert states["sm_87"] == PLATFORM == "wrong platform"
+    assert states["sm_80"] == "runs"
+
+
+def test_a_gpu_no_known_platform_carries_is_said_so() -> None:
+    # Jetson TK1 (CC 3.2) is a 32-bit ARM board: no row platform carries it.
+    report = _report(REAL / "faiss_gpu-1.7.2-cp310-cp310-manylinux_2_17_x86_64."
+                     "manylinux2014_x86_64.whl", "Jetson TK1")
+    reasons = [lv.reason for s in report.sources for lv in s.libraries]
+    assert any("no platform cuwheel knows carries this GPU" in r for r in reasons)
+    assert not any(r.rstrip().endswith("are") for r in reasons)

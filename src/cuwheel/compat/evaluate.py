@@ -120,10 +120,11 @@ def evaluate_binary(
         return None
     plat = binary_platform(binary)
     if target.hosts is not None and plat is not None and plat not in target.hosts:
-        why = (
-            f"a {plat} binary cannot run on {target.label}: the machines that carry this GPU "
-            f"are {', '.join(target.hosts)}"
+        carriers = (
+            f"the machines that carry this GPU are {', '.join(target.hosts)}" if target.hosts
+            else "no platform cuwheel knows carries this GPU"
         )
+        why = f"a {plat} binary cannot run on {target.label}: {carriers}"
         return LibraryVerdict(binary.path, Verdict.PLATFORM, why, cvs, rt, bool(counted))
     if rt is not None and rt.ok is False:
         return LibraryVerdict(binary.path, Verdict.DRIVER, rt.reason, cvs, rt, bool(counted))

@@ -227,6 +227,14 @@ class WheelVerdict:
     how: Verdict | None = None  # how what runs runs (native ... PTX JIT), worst
     verdict: Verdict | None = field(default=None)  # the worst unit verdict (None: nothing)
 
+    @property
+    def wrong_platform(self) -> bool:
+        """Every library or set of alternatives that fails here fails for its platform: no
+        machine of the wheel's platform carries the GPU."""
+        failing = [lv.verdict for lv in self.culprits]
+        failing += [g.verdict for g in self.groups if _fails(g.verdict)]
+        return bool(failing) and all(v is Verdict.PLATFORM for v in failing)
+
 
 def _name(path: str) -> str:
     return split_path(path)[1] or path

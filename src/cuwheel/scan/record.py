@@ -235,7 +235,7 @@ def gpu_states(source: Source) -> dict[str, str] | None:
     """Per GPU of the catalog (``sm_XY``), the wheel's state by the one roll-up
     (rules/rollup.py: ``runs``, ``runs except``, ...), or ``wrong platform``; None when
     the wheel has nothing CUDA.  No driver: its gates are compat's question."""
-    from cuwheel.compat import Verdict, WheelState, catalog_targets, evaluate
+    from cuwheel.compat import WheelState, catalog_targets, evaluate
     from cuwheel.model.inventory import Inventory
 
     inv = Inventory((source,))
@@ -244,8 +244,7 @@ def gpu_states(source: Source) -> dict[str, str] | None:
         (s,) = evaluate(inv, t).sources
         if s.state is WheelState.NOTHING or not any(lv.has_device_code for lv in s.libraries):
             return None
-        culprits = [lv.verdict for lv in s.culprits]
-        if culprits and all(v is Verdict.PLATFORM for v in culprits):
+        if s.wrong_platform:
             out[t.arch.sass] = PLATFORM
         else:
             out[t.arch.sass] = s.state.value
