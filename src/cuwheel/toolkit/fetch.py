@@ -19,7 +19,7 @@ import os
 import threading
 import urllib.parse
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,8 +112,12 @@ def fetch_all(
     if not pending:
         return paths, 0
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(pending)))) as pool:
-        futures = {pool.submit(fetch_one, i, cache, progress, stop): i for i in pending}
+        futures: dict[Future[tuple[Path, bool]], Download] = {}
         try:
+            # Submitting inside the try: a SIGTERM can arrive while submit() starts a worker
+            # (before the pool records it), and that worker's read must still be stopped.
+            for i in pending:
+                futures[pool.submit(fetch_one, i, cache, progress, stop)] = i
             for future in as_completed(futures):
                 item = futures[future]
                 try:
