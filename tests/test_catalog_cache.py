@@ -105,3 +105,30 @@ def test_an_unwritable_cache_costs_only_the_saving(monkeypatch: pytest.MonkeyPat
     calls: list[int] = []
     assert _load(calls) == _fresh() and _load(calls) == _fresh()
     assert calls == [1, 1]
+
+
+def _call(module: str, name: str, args: tuple[object, ...]) -> bytes:
+    """A protocol-4 pickle that calls ``module``'s ``name`` (STACK_GLOBAL resolves dotted
+    names attribute by attribute) with ``args``."""
+    def s(x: object) -> bytes:
+        return pickle.dumps(x, 4)[2:-1]  # the value's opcodes, no PROTO / STOP
+
+    return b"\x80\x04" + s(module) + s(name) + b"\x93" + s(args) + b"R."
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("os.mkdir", "a module the catalog's code imported"),
+    ("_write", "a function, not a catalog class"),
+])
+def test_a_planted_reference_through_a_catalog_module_runs_nothing(
+    counted: list[int], tmp_path: Path, name: str, why: str
+) -> None:
+    _load(counted)
+    (path,) = _files(tmp_path)
+    head = path.read_bytes().split(b"\n", 2)
+    marker = tmp_path / "ran"
+    args = (str(marker),) if name == "os.mkdir" else (str(marker), str(marker / "x"), "k", 1)
+    evil = _call("cuwheel.knowledge._cache", name, args)
+    path.write_bytes(head[0] + b"\n" + head[1] + b"\n" + evil)
+    assert _load(counted) == _fresh()
+    assert not marker.exists() and counted == [1, 1], why

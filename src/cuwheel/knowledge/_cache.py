@@ -82,11 +82,15 @@ class _Restricted(pickle.Unpickler):
     """Only cuwheel's catalog classes and plain containers: a planted file runs nothing."""
 
     def find_class(self, module: str, name: str) -> Any:
-        top = module.split(".")
-        if (module, name) in _BUILTINS or (
-            len(top) >= 2 and top[0] == "cuwheel" and top[1] in _PACKAGES
-        ):
+        if (module, name) in _BUILTINS:
             return super().find_class(module, name)
+        top = module.split(".")
+        if len(top) >= 2 and top[0] == "cuwheel" and top[1] in _PACKAGES and "." not in name:
+            # A class defined in that module, nothing else it holds: not a function (the
+            # loader would call it), not a module it imported (``os``), not a dotted name.
+            found = super().find_class(module, name)
+            if isinstance(found, type) and found.__module__ == module:
+                return found
         raise pickle.UnpicklingError(f"{module}.{name} is not a catalog class")
 
 
