@@ -6,6 +6,7 @@ a slow server is bounded by the code's own time budget, asserted by its error.""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -350,3 +351,39 @@ def test_project_names_from_the_root_page_stay_under_the_index(site: Site) -> No
     assert len(site.asked) == 3
     pages = site.asked[1:]  # after the root: one path segment under /simple/ each
     assert all(p.startswith("/simple/") and "/" not in p[8:-1] for p in pages), pages
+
+
+class _CountingFile(io.BytesIO):
+    """A file that remembers the longest piece a reader asked for in one call."""
+
+    longest = 0
+
+    def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+        line = super().readline(size)
+        self.longest = max(self.longest, len(line))
+        return line
+
+    def __next__(self) -> bytes:  # iterating a file reads whole lines too
+        line = super().__next__()
+        self.longest = max(self.longest, len(line))
+        return line
+
+
+@pytest.mark.parametrize("last", [b"\n", b""])
+def test_a_record_line_past_the_limit_is_read_past_in_pieces(
+    monkeypatch: pytest.MonkeyPatch, last: bytes
+) -> None:
+    from cuwheel.scan import record
+
+    monkeypatch.setattr(record, "MAX_RECORD", 100)
+    good = json.dumps({"record_version": RECORD_VERSION, "input": "a", "wheel": {}}).encode()
+    assert len(good) < 100
+    long = b"x" * 1000 + last  # ten times the limit: never held whole
+    f = _CountingFile(good + b"\n" + long + (good + b"\n" if last else b""))
+    damaged: list[object] = []
+    recs = list(record.RecordFile(f, "r.jsonl", damaged))
+    assert f.longest <= 101
+    if last:  # a long line, then a good one: both lines counted, the good one read
+        assert len(recs) == 2 and "longer than 100 bytes" in str(damaged[0])
+    else:  # the file ends inside the long line: an unfinished last line
+        assert len(recs) == 1 and "unfinished" in str(damaged[0])

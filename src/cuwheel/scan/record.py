@@ -128,7 +128,12 @@ class RecordFile:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         from cuwheel._json import JsonError
 
-        for n, raw in enumerate(self.lines, 1):
+        lines = _bounded_lines(self.lines) if hasattr(self.lines, "readline") else self.lines
+        for n, raw in enumerate(lines, 1):
+            if isinstance(raw, _Overlong):
+                self.whole += raw.size
+                self.damaged.append(DamagedLine(self.path, n, f"longer than {MAX_RECORD} bytes"))
+                continue
             size = len(raw.encode("utf-8", "surrogateescape") if isinstance(raw, str)
                        else raw)
             ended = raw.endswith("\n" if isinstance(raw, str) else b"\n")
@@ -142,6 +147,31 @@ class RecordFile:
                 yield parse_record(raw)
             except JsonError as exc:
                 self.damaged.append(DamagedLine(self.path, n, f"not a record ({exc})"))
+
+
+class _Overlong:
+    """A line past :data:`MAX_RECORD` (read past, never held): its length in bytes."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+def _bounded_lines(f: Any) -> Iterator[bytes | str | _Overlong]:
+    """The lines of an open file, none held longer than one record may be: a longer one
+    is read past in pieces and given as its length (a damaged file costs no memory)."""
+    while line := f.readline(MAX_RECORD + 1):
+        if len(line) <= MAX_RECORD or line.endswith(b"\n" if isinstance(line, bytes) else "\n"):
+            yield line
+            continue
+        size = len(line)
+        while (more := f.readline(MAX_RECORD + 1)) and not more.endswith(
+            b"\n" if isinstance(more, bytes) else "\n"
+        ):
+            size += len(more)
+        if not more:  # the file ended inside the line: an unfinished last line
+            yield line[:0]
+            return
+        yield _Overlong(size + len(more))
 
 
 def read_record_file(
