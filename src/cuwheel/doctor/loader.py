@@ -29,6 +29,7 @@ from cuwheel.doctor.conventions import conventions
 from cuwheel.doctor.environment import Environment
 from cuwheel.doctor.ldcache import LdCache
 from cuwheel.knowledge import catalog
+from cuwheel.knowledge.linkage import binary_os
 from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
 
@@ -52,12 +53,6 @@ def cannot_open(name: str) -> str:
     """glibc's dlerror text for a needed library no directory holds (what ``import`` or
     ``ctypes.CDLL`` raise, after ``ImportError:`` / ``OSError:``)."""
     return f"{name}: cannot open shared object file: No such file or directory"
-
-
-def binary_os(b: Binary) -> str:
-    """The OS whose loader loads ``b`` (its format's, data/platforms.toml); Linux's
-    rules for a format of no platform."""
-    return load_platforms().os_of_format(b.format) or "linux"
 
 
 def is_cuda_library(name: str, os_name: str = "linux") -> bool:

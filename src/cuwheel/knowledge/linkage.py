@@ -15,10 +15,7 @@ __all__ = ["binary_os", "runtime_majors"]
 def binary_os(binary: Binary) -> str:
     """The OS whose driver would load ``binary``: the OS of the platforms whose native
     format it has (``"windows"`` for PE files, data/platforms.toml), else ``"linux"``."""
-    for p in load_platforms().platforms:
-        if p.binary_format == binary.format:
-            return p.os
-    return "linux"
+    return load_platforms().os_of_format(binary.format) or "linux"
 
 
 def runtime_majors(binary: Binary) -> tuple[tuple[int, str], ...]:
