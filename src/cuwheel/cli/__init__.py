@@ -35,24 +35,42 @@ SUBCOMMANDS = [
     "_init",
     "_size",
     "_variant",
+    "_completion",
+    "_help",
 ]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with near-miss suggestions for choices and the subcommand's own usage on a
-    bad flag (exit status 2, one line after the usage)."""
+    """argparse without prefix abbreviations (``--form`` is no ``--format``: an option added
+    later must not change what a script's spelling means), and one line per usage error
+    with the nearest known spelling of a mistyped option or value (exit status 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
+        from cuwheel._validate import did_you_mean
+
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
-            from cuwheel._validate import did_you_mean
-
             known = re.findall(r"'([^']*)'", m[2]) or [c.strip() for c in m[2].split(",")]
             hint = did_you_mean(m[1], known)
-            if hint:
-                message = f"{message}{hint}"
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {escape(message)}\n")
+            if hint:  # the nearest spelling, not the whole list
+                message = f"{message[: m.start()]}invalid choice: {m[1]!r}{hint}"
+        self.exit(2, f"{self.prog}: error: {escape(message)} (see {self.prog} --help)\n")
+
+    def unrecognized(self, extra: list[str]) -> NoReturn:
+        """The first unknown option (with the nearest option of this command), else the
+        stray arguments."""
+        from cuwheel._validate import did_you_mean
+
+        for word in extra:
+            if word.startswith("-") and word != "-":
+                flag = word.split("=", 1)[0]
+                known = [o for o in self._option_string_actions if o.startswith("--")]
+                self.error(f"unrecognized option {flag!r}{did_you_mean(flag, known)}")
+        self.error(f"unrecognized arguments: {' '.join(extra)}")
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -160,13 +178,16 @@ examples:
   cuwheel init --from dist/x.whl        a starting cuwheel.toml from a wheel's contents
 
 global options (before or after COMMAND): -q/--quiet, -v/--verbose, --color
-auto|always|never; colour honours NO_COLOR and FORCE_COLOR.
+auto|always|never (colour honours NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE),
+--isolated (no project configuration). 'cuwheel help CMD' = 'cuwheel CMD --help';
+'cuwheel completion bash|zsh|fish|powershell' prints a completion script.
 
 exit status: 0 ok, 1 findings / does not run, 2 unusable input or usage.
 """
 
 # Options every command takes, before or after its name: flag -> takes a value.
-GLOBALS = {"-q": False, "--quiet": False, "-v": False, "--verbose": False, "--color": True}
+GLOBALS = {"-q": False, "--quiet": False, "-v": False, "--verbose": False, "--color": True,
+           "--isolated": False}
 
 
 def add_globals(p: argparse.ArgumentParser) -> None:
@@ -179,6 +200,9 @@ def add_globals(p: argparse.ArgumentParser) -> None:
     if "--color" not in have:
         p.add_argument("--color", choices=("auto", "always", "never"), default=None,
                        help="colour: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never")
+    if "--isolated" not in have:
+        p.add_argument("--isolated", action="store_true",
+                       help="ignore cuwheel.toml and pyproject.toml: the built-in defaults")
 
 
 def _hoist(argv: list[str]) -> tuple[list[str], str | None]:
@@ -237,8 +261,11 @@ def main_inner(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    if extra:  # the subcommand's usage, not the top-level one
-        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:  # the subcommand's own options, not the top-level ones
+        sub = _subparser(parser, args.command)
+        (sub if isinstance(sub, _Parser) else parser).unrecognized(extra)
+    if args.isolated and getattr(args, "config", None):
+        raise CuwheelError("--isolated and --config contradict each other: give one")
     handler = args.handler
     code: int = handler(args)
     return code

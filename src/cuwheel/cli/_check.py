@@ -7,7 +7,14 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from cuwheel.cli._common import CONFIG_HELP, add_output, check_output_path, error, write_output
+from cuwheel.cli._common import (
+    CONFIG_HELP,
+    add_output,
+    check_output_path,
+    error,
+    project_config,
+    write_output,
+)
 from cuwheel.errors import ConfigError, CuwheelError, InputError
 from cuwheel.render import CHECK_FORMATS
 
@@ -175,7 +182,6 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.checks.index import IndexUnusable
     from cuwheel.checks.policy import parse_prefixes
     from cuwheel.cli._progress import progress
-    from cuwheel.config import load_config
     from cuwheel.plan.select import ENV_ROW
     from cuwheel.render.check import render, text_block, text_table
 
@@ -183,7 +189,7 @@ def _run(args: argparse.Namespace) -> int:
         check_output_path(args.output)
     if args.archs and args.gpus:
         raise ConfigError("--archs and --gpus both name a claim: give one")
-    config = load_config(args.config)
+    config = project_config(args)
     problems: list[str] = []
     select = parse_prefixes(args.select, "--select", problems)
     ignore = parse_prefixes(args.ignore, "--ignore", problems)

@@ -11,10 +11,13 @@ import argparse
 import os
 import re
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from cuwheel.errors import CuwheelError
 from cuwheel.render.escape import escape
+
+if TYPE_CHECKING:
+    from cuwheel.config import Config
 
 CONFIG_HELP = (
     "pyproject.toml or rows file (default: the nearest cuwheel.toml, or pyproject.toml "
@@ -22,8 +25,19 @@ CONFIG_HELP = (
 )
 
 __all__ = [
-    "add_output", "color_enabled", "colorize", "error", "info", "warn", "write_output",
+    "add_output", "color_enabled", "colorize", "error", "info", "project_config", "warn",
+    "write_output",
 ]  # fmt: skip
+
+
+def project_config(args: argparse.Namespace) -> Config:
+    """``--config FILE``, else (unless ``--isolated``) the nearest project configuration,
+    else the built-in defaults."""
+    from cuwheel.config import default_config, load_config
+
+    if getattr(args, "isolated", False) and not getattr(args, "config", None):
+        return default_config()
+    return load_config(getattr(args, "config", None))
 
 
 def add_output(
@@ -116,6 +130,12 @@ def color_enabled(args: argparse.Namespace | None, stream: TextIO) -> bool:
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
+    # bixense.com/clicolors: CLICOLOR_FORCE other than 0 colours a pipe too; CLICOLOR=0
+    # turns a terminal's colour off.
+    if os.environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
+        return True
+    if os.environ.get("CLICOLOR") == "0":
+        return False
     if os.environ.get("TERM") == "dumb":
         return False
     return bool(getattr(stream, "isatty", lambda: False)())

@@ -1,0 +1,152 @@
+"""The conventions a daily user relies on (issue 34): shell completion sourced in a real
+shell, ``help CMD``, CLICOLOR_FORCE, ``--isolated``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cuwheel.cli
+from cuwheel.cli._completion import SHELLS, script
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR", "CUWHEEL_COLOR")}
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    return {**env, **extra}
+
+
+def _bash_complete(line: str) -> list[str]:
+    """What the generated bash completion offers for ``line`` (the cursor at its end), run
+    by a real bash that sourced ``cuwheel completion bash`` as a user's ~/.bashrc would."""
+    bash = shutil.which("bash")
+    assert bash is not None  # CI's image has bash; a test that cannot run must not pass
+    driver = (
+        'eval "$("$PY" -m cuwheel completion bash)"\n'
+        'read -r -a COMP_WORDS <<< "$LINE"\n'
+        'if [[ "$LINE" == *" " ]]; then COMP_WORDS+=(""); fi\n'
+        "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
+        "_cuwheel\n"
+        'printf "%s\\n" "${COMPREPLY[@]}"\n'
+        "complete -p cuwheel >&2\n"
+    )
+    out = subprocess.run([bash, "--norc", "--noprofile", "-c", driver], capture_output=True,
+                         text=True, check=True, env=_env(PY=sys.executable, LINE=line))
+    assert "-F _cuwheel cuwheel" in out.stderr  # registered for the command
+    return [w for w in out.stdout.splitlines() if w]
+
+
+def test_bash_completes_commands_options_and_values() -> None:
+    assert set(_bash_complete("cuwheel ch")) == {"check"}
+    commands = set(_bash_complete("cuwheel "))
+    assert {"check", "inspect", "completion", "help", "gpus"} <= commands
+    assert "--format" in _bash_complete("cuwheel check --fo")
+    assert "--fail-on" in _bash_complete("cuwheel check --fa")
+    assert set(_bash_complete("cuwheel check --format ")) == {
+        "text", "json", "junit", "github", "sarif"}
+    assert set(_bash_complete("cuwheel -q --color never check --fail-on ")) == {
+        "error", "warning"}
+    assert set(_bash_complete("cuwheel --color a")) == {"auto", "always"}
+    assert _bash_complete("cuwheel explain DC00") == [f"DC00{i}" for i in range(1, 10)]
+    assert set(_bash_complete("cuwheel completion ")) == set(SHELLS)
+    assert _bash_complete("cuwheel check --config ") == []  # a file: readline's default
+    assert "--dist" not in _bash_complete("cuwheel gpus --")  # gpus has no --dist
+
+
+def test_every_option_of_every_command_is_offered() -> None:
+    """The script is generated from the parser: nothing a command takes is missing."""
+    text = script("bash")
+    parser = cuwheel.cli.build_parser()
+    for name in cuwheel.cli.SUBCOMMANDS:
+        sub = cuwheel.cli._subparser(parser, name[1:])
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(f"{name[1:]}) opts="))
+        for option in sub._option_string_actions:
+            assert f" {option} " in line.replace("'", " "), (name, option)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_every_shell_script_parses(shell: str) -> None:
+    """Each script is checked by its own shell where that shell is installed; bash (always
+    present) checks the bash and zsh scripts' syntax (zsh's is bash's behind bashcompinit)."""
+    text = script(shell)
+    assert "cuwheel" in text and "check" in text and "--format" in text
+    exe = {"bash": "bash", "zsh": "zsh", "fish": "fish", "powershell": "pwsh"}[shell]
+    found = shutil.which(exe)
+    if shell in ("bash", "zsh"):
+        body = text if shell == "bash" else text.replace(
+            "autoload -U +X bashcompinit && bashcompinit\n", "")
+        bash = shutil.which("bash")
+        assert bash is not None
+        subprocess.run([bash, "-n", "-c", body], check=True)
+    if shell == "fish" and found:
+        subprocess.run([found, "--no-execute", "-c", text], check=True)
+    if shell == "fish":  # every line is one `complete` command with a closed quote
+        for line in text.splitlines()[1:]:
+            assert line.startswith("complete -c cuwheel") and line.replace("\\'", "").count("'") % 2 == 0, line
+    if shell == "powershell":
+        assert text.count("{") == text.count("}") and "Register-ArgumentCompleter" in text
+
+
+def test_help_command_is_the_commands_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cuwheel.cli.main(["check", "--help"])
+    assert info.value.code == 0
+    direct = capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        cuwheel.cli.main(["help", "check"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == direct and direct.startswith("usage: cuwheel check")
+    with pytest.raises(SystemExit) as info:
+        cuwheel.cli.main(["help", "chekc"])
+    assert info.value.code == 2
+    assert "did you mean 'check'?" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cuwheel.cli.main(["help"])
+    assert "completion" in capsys.readouterr().out
+
+
+def test_clicolor_force_colours_a_pipe_and_no_color_wins() -> None:
+    def run(**env: str) -> str:
+        return subprocess.run([sys.executable, "-m", "cuwheel", "gpus", "zzz-no-gpu"],
+                              capture_output=True, text=True, env=_env(**env)).stderr
+
+    argv = [sys.executable, "-m", "cuwheel", "explain", "DC999"]  # an error: on stderr
+
+    def err(**env: str) -> str:
+        return subprocess.run(argv, capture_output=True, text=True, env=_env(**env)).stderr
+
+    assert "\x1b[" not in err()
+    assert "\x1b[" in err(CLICOLOR_FORCE="1")
+    assert "\x1b[" not in err(CLICOLOR_FORCE="0")
+    assert "\x1b[" not in err(CLICOLOR_FORCE="1", NO_COLOR="1")
+    assert run() == run(CLICOLOR="0")
+
+
+def test_isolated_ignores_the_project_config(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cuwheel.toml").write_text(
+        '[[rows]]\nname = "mine"\nplatform = "linux-x86_64"\ncuda = "13.0"\n'
+        'sass = ["sm_90"]\nptx = "none"\n')
+    monkeypatch.chdir(tmp_path)
+    for var in ("CUWHEEL_TRAIN", "CUWHEEL_ROW", "CUWHEEL_PLATFORM", "CU_VERSION",
+                "DESIRED_CUDA"):
+        monkeypatch.delenv(var, raising=False)
+    argv = ["plan", "-f", "torch", "--train", "cu130", "--platform", "linux-x86_64"]
+    assert cuwheel.cli.main(argv) == 0
+    project = capsys.readouterr()
+    assert project.out.strip() == "9.0" and "cuwheel.toml" in project.err
+    for isolated in ([*argv, "--isolated"], ["--isolated", *argv]):
+        assert cuwheel.cli.main(isolated) == 0
+        builtin = capsys.readouterr()
+        assert builtin.out.strip().endswith("+PTX") and "built-in defaults" in builtin.err
+    assert cuwheel.cli.main([*argv, "--isolated", "--config", "cuwheel.toml"]) == 2
+    assert "--isolated" in capsys.readouterr().err
