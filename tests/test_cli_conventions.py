@@ -150,3 +150,42 @@ def test_isolated_ignores_the_project_config(tmp_path: Path,
         assert builtin.out.strip().endswith("+PTX") and "built-in defaults" in builtin.err
     assert cuwheel.cli.main([*argv, "--isolated", "--config", "cuwheel.toml"]) == 2
     assert "--isolated" in capsys.readouterr().err
+
+
+BIN = Path(__file__).parent / "data" / "bin"
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["compat", "--cuda", "99.9", "--gpu", "H100"], "unknown CUDA release 99.9"),
+    (["compat", "--cuda", "12.7", "--gpu", "H100"], "never released"),
+    (["compat", "--driver", "99999", "--gpu", "H100"], "more than three digits"),
+    (["compat", "--driver", "99.0", "--gpu", "H100"], "no CUDA 99.x driver"),
+    (["compat", "--gpu", "H1OO"], "did you mean 'H100'?"),
+    (["plan", "--python", "2.7", "--train", "cu130"], "got '2.7'"),
+    (["plan", "-f", "matrix", "--python", "3"], "got '3'"),
+    (["plan", "--train", "cu13O"], "did you mean 'cu130'?"),
+])
+def test_values_outside_the_catalog_are_one_line_errors(
+        argv: list[str], says: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    if argv[0] == "compat":
+        argv = [*argv, str(BIN / "sm80.so")]
+    assert cuwheel.cli.main(argv) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and len(cap.err.splitlines()) == 1 and says in cap.err, cap.err
+
+
+def test_values_the_catalog_knows_still_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--cuda", "12.8", "--gpu", "H100"], ["--driver", "580.65.06", "--gpu", "H100"],
+                 ["--driver", "13.0", "--cc", "8.0"]):
+        assert cuwheel.cli.main(["compat", *argv, str(BIN / "sm80.so")]) == 0, argv
+    capsys.readouterr()
+
+
+def test_a_gpu_name_with_letters_for_digits_is_suggested(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert cuwheel.cli.main(["gpus", "H1OO"]) == 1
+    assert capsys.readouterr().out == "no GPU matches 'H1OO'; did you mean 'H100'?\n"
+    assert cuwheel.cli.main(["gpus", "zzqqxx"]) == 1
+    assert capsys.readouterr().out == "no GPU matches 'zzqqxx'\n"

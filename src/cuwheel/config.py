@@ -51,6 +51,17 @@ CUDA_ITEM_RE = re.compile(r"cpu|[0-9]{1,3}(\.[0-9]{1,3})?", re.ASCII)
 CONSUMER_VERSION_RE = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6}){0,3}", re.ASCII)
 
 
+# A CPython a CUDA wheel is built for: 3.N, or 3.Nt for the free-threaded build (PEP 703).
+PYTHON_VERSION_RE = re.compile(r"3\.(?:[0-9]|[1-9][0-9])t?", re.ASCII)
+
+
+def check_python_version(value: str, key: str) -> str | None:
+    """The problem with a ``python`` value of a matrix (2.7, 3, 3.12.1), or None."""
+    if not PYTHON_VERSION_RE.fullmatch(value):
+        return f"{key}: a Python version is 3.N or 3.Nt (3.12, 3.13t), got {shown(value)}"
+    return None
+
+
 def check_consumer_version(value: str, key: str) -> str | None:
     """The problem with a torch-version / cmake-version value, or None."""
     if not CONSUMER_VERSION_RE.fullmatch(value):
@@ -253,6 +264,7 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
         if not any(r.covers(train) for r in rows):
             problems.append(f"{source}: trains: {train} has no row; add one or drop the train")
     python = str_list(merged.get("python", []), f"{source}: python", problems)
+    problems.extend(p for v in python if (p := check_python_version(v, f"{source}: python")))
     versions: dict[str, str] = {}
     for key in ("torch-version", "cmake-version"):
         value = merged.get(key)

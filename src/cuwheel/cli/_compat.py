@@ -134,7 +134,14 @@ def _cuda_version(text: str | None) -> tuple[int, int] | None:
     parts = text.strip().split(".")
     if len(parts) < 2 or not all(p.isdigit() and len(p) <= 3 for p in parts[:2]):
         raise compat.CompatError(f"--cuda {text!r}: expected a CUDA version such as 12.8")
-    return int(parts[0]), int(parts[1])
+    from cuwheel.knowledge import catalog
+
+    version = int(parts[0]), int(parts[1])
+    try:  # a process runs a released CUDA: 99.9 is a typo, not a future answer
+        catalog.release(version)
+    except LookupError as exc:
+        raise compat.CompatError(f"--cuda {text.strip()}: {exc}") from None
+    return version
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -84,7 +84,7 @@ def _single(values: list[str], flag: str) -> str | None:
 def _run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from cuwheel.config import check_consumer_version
+    from cuwheel.config import check_consumer_version, check_python_version
     from cuwheel.plan import emit
     from cuwheel.plan.select import select_plan
 
@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         for flag, value in (("--torch-version", args.torch_version),
                             ("--cmake-version", args.cmake_version))
         if value is not None and (p := check_consumer_version(value, flag))
-    ]
+    ] + [p for v in args.python if (p := check_python_version(v, "--python"))]
     if flag_problems:
         raise ConfigError(flag_problems)
     torch_version = args.torch_version or config.torch_version
