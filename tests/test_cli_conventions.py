@@ -189,3 +189,47 @@ def test_a_gpu_name_with_letters_for_digits_is_suggested(
     assert capsys.readouterr().out == "no GPU matches 'H1OO'; did you mean 'H100'?\n"
     assert cuwheel.cli.main(["gpus", "zzqqxx"]) == 1
     assert capsys.readouterr().out == "no GPU matches 'zzqqxx'\n"
+
+
+def test_targets_from_a_pattern_a_list_file_and_stdin(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shell of Windows (and a quoted pattern anywhere) leaves ``dist/*.whl`` alone:
+    cuwheel expands it; ``@FILE`` and ``-`` read one target a line."""
+    import io
+
+    from cuwheel.cli._common import expand_targets
+    from cuwheel.errors import CuwheelError
+
+    for name in ("b.whl", "a.whl", "c.txt"):
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    assert expand_targets(["*.whl"]) == ["a.whl", "b.whl"]
+    assert expand_targets([str(tmp_path / "?.whl")]) == [str(tmp_path / n)
+                                                         for n in ("a.whl", "b.whl")]
+    (tmp_path / "list").write_text("# wheels\nc.txt\n\n  *.whl  \n")
+    assert expand_targets(["@list"]) == ["c.txt", "a.whl", "b.whl"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("b.whl\nhttps://x/y?z=1\n"))
+    assert expand_targets(["-", "c.txt"]) == ["b.whl", "https://x/y?z=1", "c.txt"]
+    (tmp_path / "odd[1].whl").write_bytes(b"")  # an existing name is no pattern
+    assert expand_targets(["odd[1].whl"]) == ["odd[1].whl"]
+    with pytest.raises(CuwheelError, match=r"dist/\*\.whl: no file matches"):
+        expand_targets(["dist/*.whl"])
+    with pytest.raises(CuwheelError, match="@nothing"):
+        expand_targets(["@nothing"])
+
+
+def test_check_of_a_pattern_the_shell_did_not_expand(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`cuwheel check "dist/*.so"` as PowerShell passes it: every match is checked."""
+    import shutil as sh
+
+    for name in ("sm80.so", "sm80only.so"):
+        sh.copy(BIN / name, tmp_path / name)
+    assert cuwheel.cli.main(["inspect", str(tmp_path / "sm80*.so"), "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    names = sorted(Path(t["path"]).name for t in doc["sources"])
+    assert names == ["sm80.so", "sm80only.so"], names
+    assert cuwheel.cli.main(["inspect", str(tmp_path / "zz*.so")]) == 2
+    assert "no file matches" in capsys.readouterr().err

@@ -264,6 +264,11 @@ def main_inner(argv: Sequence[str] | None = None) -> int:
     if extra:  # the subcommand's own options, not the top-level ones
         sub = _subparser(parser, args.command)
         (sub if isinstance(sub, _Parser) else parser).unrecognized(extra)
+    for dest in ("targets", "wheels", "inputs"):  # -, @FILE, a pattern the shell left
+        if getattr(args, dest, None):
+            from cuwheel.cli._common import expand_targets
+
+            setattr(args, dest, expand_targets(getattr(args, dest)))
     if args.isolated and getattr(args, "config", None):
         raise CuwheelError("--isolated and --config contradict each other: give one")
     handler = args.handler

@@ -25,8 +25,8 @@ CONFIG_HELP = (
 )
 
 __all__ = [
-    "add_output", "color_enabled", "colorize", "error", "info", "project_config", "warn",
-    "write_output",
+    "add_output", "color_enabled", "colorize", "error", "expand_targets", "info",
+    "project_config", "warn", "write_output",
 ]  # fmt: skip
 
 
@@ -38,6 +38,40 @@ def project_config(args: argparse.Namespace) -> Config:
     if getattr(args, "isolated", False) and not getattr(args, "config", None):
         return default_config()
     return load_config(getattr(args, "config", None))
+
+
+def expand_targets(values: list[str]) -> list[str]:
+    """Targets as a user meant them: ``-`` is a list on standard input and ``@FILE`` a list
+    in FILE (one a line; blank lines and ``#`` comments skipped), and a pattern the shell
+    left alone (PowerShell, cmd and cibuildwheel's Windows test-command expand no ``*``;
+    a quoted one anywhere) names the files it matches, in name order. A pattern matching
+    nothing is a one-line error naming it. A URL is never a pattern."""
+    import glob
+
+    out: list[str] = []
+    stdin_read = False
+    for value in values:
+        if value == "-" or (value.startswith("@") and len(value) > 1):
+            from cuwheel.scan.inputs import read_list
+
+            if value == "-":
+                if stdin_read:
+                    raise CuwheelError("'-' (targets on standard input) may be given once")
+                stdin_read = True
+            try:
+                listed = read_list("-" if value == "-" else value[1:])
+            except CuwheelError as exc:  # named as written: @FILE
+                raise CuwheelError(f"{value}: {str(exc).partition(': ')[2]}") from None
+            out.extend(expand_targets([v for v in listed if v != "-" and not v.startswith("@")]))
+            continue
+        if "://" in value or not any(c in value for c in "*?[") or os.path.exists(value):
+            out.append(value)
+            continue
+        matches = sorted(glob.glob(value, recursive=True))
+        if not matches:
+            raise CuwheelError(f"{value}: no file matches this pattern")
+        out.extend(matches)
+    return out
 
 
 def add_output(
