@@ -612,7 +612,7 @@ def test_readme_workflow_uses_the_action_as_declared() -> None:
     (block,) = doc_blocks("yaml", REPO / "README.md")
     assert len(block.splitlines()) <= 12
     steps = yaml.safe_load(block)["jobs"]["build"]["steps"]
-    (step,) = [st for st in steps if str(st.get("uses", "")).startswith("cuwheel/cuwheel@")]
+    (step,) = [st for st in steps if st.get("uses") == "./.cuwheel"]  # no release tag yet
     assert step["with"]["mode"] == "check" and set(step["with"]) <= set(inputs)
 
 
