@@ -233,3 +233,42 @@ def test_check_of_a_pattern_the_shell_did_not_expand(
     assert names == ["sm80.so", "sm80only.so"], names
     assert cuwheel.cli.main(["inspect", str(tmp_path / "zz*.so")]) == 2
     assert "no file matches" in capsys.readouterr().err
+
+
+def test_docs_json_names_every_shipped_schema() -> None:
+    """docs/json.md lists every schema in the package, with the document's name and
+    version as the schema itself declares them."""
+    import json
+    import re
+
+    data = Path(cuwheel.cli.__file__).parents[1] / "data"
+    doc = (Path(__file__).parents[1] / "docs" / "json.md").read_text(encoding="utf-8")
+    for path in sorted(data.glob("*.schema.json")):
+        assert f"`{path.name}`" in doc, path.name
+        props = json.loads(path.read_text(encoding="utf-8")).get("properties", {})
+        name = props.get("schema", {}).get("const")
+        if name is not None:
+            row = re.search(rf"^\| `{re.escape(name)}` \| (\d+) \|.*`{re.escape(path.name)}`",
+                            doc, flags=re.M)
+            assert row is not None, name
+            assert int(row[1]) == props["version"]["const"], name
+
+
+# The first major of each GitHub-owned action that runs on Node 24 (their release notes:
+# actions/checkout v5.0.0, actions/setup-python v6.0.0, actions/upload-artifact v5.0.0);
+# Node 20 actions are deprecated on GitHub's runners, and actionlint reports them.
+NODE24 = {"actions/checkout": 5, "actions/setup-python": 6, "actions/upload-artifact": 5}
+
+
+def test_doc_workflows_use_no_deprecated_action_runtime() -> None:
+    import re
+
+    root = Path(__file__).parents[1]
+    seen = 0
+    for doc in ("README.md", "docs/integrations.md", "action.yml"):
+        text = (root / doc).read_text(encoding="utf-8")
+        for name, major in re.findall(r"uses:\s*(actions/[\w-]+)@v(\d+)", text):
+            assert name in NODE24, name  # a new action: add its Node 24 major above
+            assert int(major) >= NODE24[name], (doc, name, major)
+            seen += 1
+    assert seen >= 5
