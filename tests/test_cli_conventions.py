@@ -272,3 +272,23 @@ def test_doc_workflows_use_no_deprecated_action_runtime() -> None:
             assert int(major) >= NODE24[name], (doc, name, major)
             seen += 1
     assert seen >= 5
+
+
+def test_toolkit_names_the_wheels_source_when_the_redist_host_is_unreachable(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A network that reaches only the package index: the default source fails with a
+    line saying which source would work; a chosen --source gets no such advice."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: the connection is refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = ["toolkit", "--train", "cu130", "--platform", "linux-x86_64", "--prefix",
+            str(tmp_path / "tk"), "--cache", str(tmp_path / "cache"), "--base-url",
+            f"http://127.0.0.1:{port}/"]
+    assert cuwheel.cli.main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "cannot connect" in err[0] and "--source wheels" in err[1], err
+    assert all(len(line) <= 80 for line in err[1:])
+    assert cuwheel.cli.main([*argv, "--source", "redist"]) == 2
+    assert "--source wheels" not in capsys.readouterr().err

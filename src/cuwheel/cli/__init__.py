@@ -301,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 error(line)
         else:
             error(str(exc))
-        hint = getattr(exc, "hint", None)
+        hint = exc.hint
         if hint:
             for line in hint.split("\n"):
                 print(f"    {escape(line)}", file=sys.stderr)
