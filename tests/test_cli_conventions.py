@@ -292,3 +292,15 @@ def test_toolkit_names_the_wheels_source_when_the_redist_host_is_unreachable(
     assert all(len(line) <= 80 for line in err[1:])
     assert cuwheel.cli.main([*argv, "--source", "redist"]) == 2
     assert "--source wheels" not in capsys.readouterr().err
+
+
+def test_a_refusal_shared_by_several_architectures_is_said_once(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """allmajor.so holds SASS of six majors (cuobjdump --list-elf lists them): on CC 3.0
+    five refuse for the same reason, said once with the five names."""
+    assert cuwheel.cli.main(["compat", str(BIN / "allmajor.so"), "--cc", "3.0", "-v",
+                             "--color", "never"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.count("across majors") == 1, out
+    assert "sm_75, sm_80, sm_90, sm_100, sm_120 do not run across majors (CC 3.0)" in out
+    assert "sm_110 does not run on CC 3.0" in out  # a different reason stays its own
