@@ -298,7 +298,7 @@ def test_a_refusal_shared_by_several_architectures_is_said_once(
         capsys: pytest.CaptureFixture[str]) -> None:
     """allmajor.so holds SASS of six majors (cuobjdump --list-elf lists them): on CC 3.0
     five refuse for the same reason, said once with the five names."""
-    assert cuwheel.cli.main(["compat", str(BIN / "allmajor.so"), "--cc", "3.0", "-v",
+    assert cuwheel.cli.main(["compat", str(BIN / "allmajor.so"), "--cc", "3.0",
                              "--color", "never"]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert out.count("across majors") == 1, out
