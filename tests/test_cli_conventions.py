@@ -304,3 +304,44 @@ def test_a_refusal_shared_by_several_architectures_is_said_once(
     assert out.count("across majors") == 1, out
     assert "sm_75, sm_80, sm_90, sm_100, sm_120 do not run across majors (CC 3.0)" in out
     assert "sm_110 does not run on CC 3.0" in out  # a different reason stays its own
+
+
+REAL = Path(__file__).parent / "data" / "real"
+BNB = str(REAL / "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl")
+VLLM = str(REAL / "vllm-0.19.1-cp38-abi3-manylinux_2_31_x86_64.whl")
+# Every command's human-readable output (machine formats, env lines, JSON and scripts,
+# are data and keep their lines whole).
+TEXT_RUNS = [
+    ["inspect", str(BIN / "sm80.so")], ["inspect", BNB], ["gpus"], ["gpus", "H100"],
+    ["plan", "-f", "torch", "--train", "cu130"],
+    ["compat", str(BIN / "allmajor.so"), "--gpu", "H100", "--cc", "3.0", "-v"],
+    ["compat", BNB, "--matrix"], ["compat", VLLM, "--gpu", "T4", "--driver", "535"],
+    ["check", BNB], ["check", VLLM, "--gpus", "P40,T4"], ["check", BNB, "--audit", "-v"],
+    ["explain", "DC001"], ["explain"], ["explain", "DEP"],
+    ["explain", "CUDA error: no kernel image is available for execution on the device"],
+    ["doctor", "--cc", "8.0", "--driver", "580"], ["size", BNB], ["variant", BNB],
+    ["check", "--formt", "json", "x.whl"], ["compat", "--driver", "99999", "--gpu", "A100"],
+    *[[name[1:], "--help"] for name in cuwheel.cli.SUBCOMMANDS], ["--help"],
+]
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_every_command_fits_the_terminal(columns: int, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """At COLUMNS=80 and 200 no line is wider than the terminal, except a line that is one
+    word (a path that cannot be broken)."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.chdir(tmp_path)
+    for var in ("CUWHEEL_TRAIN", "CUWHEEL_ROW", "CUWHEEL_PLATFORM", "CU_VERSION",
+                "DESIRED_CUDA"):
+        monkeypatch.delenv(var, raising=False)
+    for argv in TEXT_RUNS:
+        try:
+            cuwheel.cli.main(list(argv))
+        except SystemExit:
+            pass
+        cap = capsys.readouterr()
+        for line in (cap.out + cap.err).splitlines():
+            assert len(line) <= columns or " " not in line.strip(), (argv, line)
+        assert cap.out or cap.err, argv

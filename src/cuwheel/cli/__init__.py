@@ -58,7 +58,15 @@ class _Parser(argparse.ArgumentParser):
             hint = did_you_mean(m[1], known)
             if hint:  # the nearest spelling, not the whole list
                 message = f"{message[: m.start()]}invalid choice: {m[1]!r}{hint}"
-        self.exit(2, f"{self.prog}: error: {escape(message)} (see {self.prog} --help)\n")
+        from cuwheel.cli._common import text_width
+
+        line = f"{self.prog}: error: {escape(message)} (see {self.prog} --help)"
+        width = text_width(sys.stderr)
+        if width is not None and len(line) > width:
+            from cuwheel.render.fit import fit_line
+
+            line = "\n".join(fit_line(line, width))
+        self.exit(2, line + "\n")
 
     def unrecognized(self, extra: list[str]) -> NoReturn:
         """The first unknown option (with the nearest option of this command), else the
@@ -91,11 +99,46 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         out = []
         for para in text.strip("\n").split("\n\n"):
             if any(line[:1].isspace() for line in para.splitlines()):
-                out.append(textwrap.indent(para, indent))
+                out.append(textwrap.indent("\n".join(_example_lines(para, width)), indent))
             else:
                 out.append(textwrap.fill(" ".join(para.split()), width, initial_indent=indent,
                                          subsequent_indent=indent))
         return "\n\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _example_lines(para: str, width: int) -> list[str]:
+    """An example block as written where it fits; a line too wide has its description
+    (after a gap of two spaces or more) on the lines under the command."""
+    import textwrap
+
+    out: list[str] = []
+    for line in para.splitlines():
+        m = re.fullmatch(r"( *)(\S.*?\S) {2,}(\S.*)", line)
+        if len(line) <= width:
+            out.append(line)
+            continue
+        if m is None:  # one long command: continued with a backslash, as a shell reads it
+            out += _continued(line, width)
+            continue
+        out.append(f"{m[1]}{m[2]}")
+        out += textwrap.wrap(m[3], width, initial_indent=f"{m[1]}    ",
+                             subsequent_indent=f"{m[1]}    ", break_long_words=False)
+    return out
+
+
+def _continued(line: str, width: int) -> list[str]:
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+    out: list[str] = []
+    while len(line) > width:
+        cut = line.rfind(" ", len(indent), width - 1)
+        # outside quotes only: inside, the next line's indent would join the argument
+        while cut > len(indent) and (line[:cut].count("'") % 2 or line[:cut].count('"') % 2):
+            cut = line.rfind(" ", len(indent), cut)
+        if cut <= len(indent):
+            break
+        out.append(line[:cut] + " \\")
+        line = indent + line[cut + 1 :]
+    return [*out, line]
 
 
 class _SubParser(_Parser):

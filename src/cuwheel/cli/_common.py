@@ -26,7 +26,7 @@ CONFIG_HELP = (
 
 __all__ = [
     "add_output", "color_enabled", "colorize", "error", "expand_targets", "info",
-    "project_config", "warn", "write_output",
+    "project_config", "text_width", "warn", "write_output",
 ]  # fmt: skip
 
 
@@ -83,7 +83,7 @@ def add_output(
     """``--format/-f``, ``--json`` (= --format json), ``-o FILE``, ``-q``, ``--color``."""
     detail = f"; {help}" if help else ""
     p.add_argument(
-        "--format", "-f", choices=formats, default=default,
+        "--format", "-f", choices=formats, default=default, metavar="FORMAT",
         help=f"output format: {', '.join(formats)} (default: {default}){detail}",
     )  # fmt: skip
     if "json" in formats:
@@ -127,14 +127,40 @@ def write_output(args: argparse.Namespace, text: str) -> None:
         return
     if getattr(args, "quiet", False):
         return
-    if getattr(args, "format", "text") == "text" and color_enabled(args, sys.stdout):
-        text = colorize(text)
+    if getattr(args, "format", "text") == "text":
+        width = text_width(sys.stdout)
+        if width is not None:
+            from cuwheel.render.fit import fit
+
+            text = fit(text, width)
+        if color_enabled(args, sys.stdout):
+            text = colorize(text)
     sys.stdout.write(text)
+
+
+def text_width(stream: TextIO) -> int | None:
+    """The columns text results are fitted to: ``COLUMNS``, else the terminal's width;
+    None for a pipe or file without ``COLUMNS`` (its lines are written whole, as ls and
+    git do)."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    if not getattr(stream, "isatty", lambda: False)():
+        return None
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or None
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _message(level: str, text: str) -> None:
     stream = sys.stderr
     line = f"cuwheel: {level}: {escape(text)}"
+    width = text_width(stream)
+    if width is not None and len(line) > width:
+        from cuwheel.render.fit import fit_line
+
+        line = "\n".join(fit_line(line, width))
     if color_enabled(None, stream):
         line = line.replace(f"{level}:", _paint(level, f"{level}:"), 1)
     print(line, file=stream)

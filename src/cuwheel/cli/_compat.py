@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cuwheel.cli._common import add_output, check_output_path, error, write_output
+from cuwheel.cli._common import (
+    add_output,
+    check_output_path,
+    error,
+    text_width,
+    write_output,
+)
 from cuwheel.render.escape import dumps
 
 if TYPE_CHECKING:
@@ -190,7 +196,7 @@ def _run(args: argparse.Namespace) -> int:
         elif args.format == "svg":
             write_output(args, matrix_svg(m, title))
         else:
-            write_output(args, matrix_text(m))
+            write_output(args, matrix_text(m, text_width(sys.stdout)))
         if not all(m.row_runs(i) for i in range(len(m.targets))):
             return 1
         return 2 if inventory.problems or damaged else 0
