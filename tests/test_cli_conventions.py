@@ -3,6 +3,7 @@ shell, ``help CMD``, CLICOLOR_FORCE, ``--isolated``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -90,7 +91,8 @@ def test_every_shell_script_parses(shell: str) -> None:
         subprocess.run([found, "--no-execute", "-c", text], check=True)
     if shell == "fish":  # every line is one `complete` command with a closed quote
         for line in text.splitlines()[1:]:
-            assert line.startswith("complete -c cuwheel") and line.replace("\\'", "").count("'") % 2 == 0, line
+            unquoted = line.replace("\\'", "")
+            assert line.startswith("complete -c cuwheel") and unquoted.count("'") % 2 == 0, line
     if shell == "powershell":
         assert text.count("{") == text.count("}") and "Register-ArgumentCompleter" in text
 
@@ -337,10 +339,8 @@ def test_every_command_fits_the_terminal(columns: int, tmp_path: Path,
                 "DESIRED_CUDA"):
         monkeypatch.delenv(var, raising=False)
     for argv in TEXT_RUNS:
-        try:
+        with contextlib.suppress(SystemExit):
             cuwheel.cli.main(list(argv))
-        except SystemExit:
-            pass
         cap = capsys.readouterr()
         for line in (cap.out + cap.err).splitlines():
             assert len(line) <= columns or " " not in line.strip(), (argv, line)

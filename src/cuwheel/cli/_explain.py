@@ -95,6 +95,6 @@ EXAMPLES = """\
 examples:
   cuwheel explain DC001                     a check code: its causes and the fix
   cuwheel explain DEP                       every code of a family
-  cuwheel explain "no kernel image is available for execution on the device"
+  cuwheel explain "CUDA error: no kernel image is available for execution on the device"
   cuwheel explain - < traceback.txt         error text from stdin
 """
