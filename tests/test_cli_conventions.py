@@ -334,6 +334,8 @@ def test_every_command_fits_the_terminal(columns: int, tmp_path: Path,
     """At COLUMNS=80 and 200 no line is wider than the terminal, except a line that is one
     word (a path that cannot be broken)."""
     monkeypatch.setenv("COLUMNS", str(columns))
+    # messages as a terminal shows them (elsewhere they stay one line per problem)
+    monkeypatch.setattr("cuwheel.cli._common._is_terminal", lambda stream: True)
     monkeypatch.chdir(tmp_path)
     for var in ("CUWHEEL_TRAIN", "CUWHEEL_ROW", "CUWHEEL_PLATFORM", "CU_VERSION",
                 "DESIRED_CUDA"):

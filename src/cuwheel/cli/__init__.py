@@ -19,7 +19,7 @@ from cuwheel import __version__
 from cuwheel.errors import CatalogError, CuwheelError
 from cuwheel.render.escape import escape
 
-__all__ = ["main", "main_inner"]
+__all__ = ["entry", "main", "main_inner"]
 
 # One line per subcommand module (module name under cuwheel.cli).
 SUBCOMMANDS = [
@@ -58,15 +58,10 @@ class _Parser(argparse.ArgumentParser):
             hint = did_you_mean(m[1], known)
             if hint:  # the nearest spelling, not the whole list
                 message = f"{message[: m.start()]}invalid choice: {m[1]!r}{hint}"
-        from cuwheel.cli._common import text_width
+        from cuwheel.cli._common import fit_message
 
         line = f"{self.prog}: error: {escape(message)} (see {self.prog} --help)"
-        width = text_width(sys.stderr)
-        if width is not None and len(line) > width:
-            from cuwheel.render.fit import fit_line
-
-            line = "\n".join(fit_line(line, width))
-        self.exit(2, line + "\n")
+        self.exit(2, fit_message(line, sys.stderr) + "\n")
 
     def unrecognized(self, extra: list[str]) -> NoReturn:
         """The first unknown option (with the nearest option of this command), else the
@@ -357,3 +352,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def entry() -> None:
+    """The ``cuwheel`` command (console script and ``python -m cuwheel``): main's status as
+    the process's. A run ended by a signal exits as soon as its clean-up is done, without
+    the interpreter's exit hooks: those join library threads (a process pool's manager)
+    that a second Ctrl-C or a worker killed mid-write can leave waiting."""
+    code = main()
+    if code >= 128:  # 130: SIGINT, 128 + N: SIGTERM / SIGHUP (clean-up already run)
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)

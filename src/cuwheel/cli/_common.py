@@ -138,6 +138,23 @@ def write_output(args: argparse.Namespace, text: str) -> None:
     sys.stdout.write(text)
 
 
+def _is_terminal(stream: TextIO) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def fit_message(line: str, stream: TextIO) -> str:
+    """A message fitted to a terminal; elsewhere (a CI log, a pipe) one line per problem,
+    whatever ``COLUMNS`` says: that is what a log search or a test reads."""
+    if not _is_terminal(stream):
+        return line
+    width = text_width(stream)
+    if width is None or len(line) <= width:
+        return line
+    from cuwheel.render.fit import fit_line
+
+    return "\n".join(fit_line(line, width))
+
+
 def text_width(stream: TextIO) -> int | None:
     """The columns text results are fitted to: ``COLUMNS``, else the terminal's width;
     None for a pipe or file without ``COLUMNS`` (its lines are written whole, as ls and
@@ -156,11 +173,7 @@ def text_width(stream: TextIO) -> int | None:
 def _message(level: str, text: str) -> None:
     stream = sys.stderr
     line = f"cuwheel: {level}: {escape(text)}"
-    width = text_width(stream)
-    if width is not None and len(line) > width:
-        from cuwheel.render.fit import fit_line
-
-        line = "\n".join(fit_line(line, width))
+    line = fit_message(line, stream)
     if color_enabled(None, stream):
         line = line.replace(f"{level}:", _paint(level, f"{level}:"), 1)
     print(line, file=stream)
