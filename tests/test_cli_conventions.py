@@ -347,3 +347,17 @@ def test_every_command_fits_the_terminal(columns: int, tmp_path: Path,
         for line in (cap.out + cap.err).splitlines():
             assert len(line) <= columns or " " not in line.strip(), (argv, line)
         assert cap.out or cap.err, argv
+
+
+def test_exported_names_are_read_only_when_asked_for() -> None:
+    """inspect(exports=False) leaves the export names out and nothing else: the same
+    containers, needed libraries and undefined symbols (what compat and a check judge)."""
+    from cuwheel.read.inspect import inspect
+
+    lib = str(BIN / "sm80.so")
+    full = inspect([lib], workers=1).binaries[0]
+    lean = inspect([lib], workers=1, exports=False).binaries[0]
+    assert full.exported and lean.exported == ()
+    assert (lean.containers, lean.needed, lean.undefined) == (
+        full.containers, full.needed, full.undefined)
+    assert inspect([lib], workers=1).binaries[0].exported == full.exported  # switch restored

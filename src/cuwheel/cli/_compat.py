@@ -175,7 +175,8 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.cli._progress import progress
 
     with progress(args, "compat: reading") as bar:
-        inventory = inspect(args.targets, dists=args.dist, env=args.env, progress=bar)
+        inventory = inspect(args.targets, dists=args.dist, env=args.env, progress=bar,
+                            exports=False)  # the loading rules never read them
     for p in inventory.problems:
         error(str(p))
     damaged = [f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies]

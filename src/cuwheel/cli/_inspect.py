@@ -56,8 +56,9 @@ def run(args: argparse.Namespace) -> int:
     from cuwheel.cli._progress import progress
 
     with progress(args, "inspect") as bar:
+        # The text view shows no exported symbol: their names are not read for it.
         inv = inspect(args.targets, dists=args.dist, env=args.env, workers=args.workers,
-                      progress=bar, payload=args.toolkit)
+                      progress=bar, payload=args.toolkit, exports=args.format == "json")
     problem_paths = {p.path for p in inv.problems}
     # A source that is nothing but its problem (a missing file, an unknown --dist) gets no
     # header: its error is on stderr, once.
