@@ -301,7 +301,9 @@ def main_inner(argv: Sequence[str] | None = None) -> int:
         return 2
     if extra:  # the subcommand's own options, not the top-level ones
         sub = _subparser(parser, args.command)
-        (sub if isinstance(sub, _Parser) else parser).unrecognized(extra)
+        own = sub if isinstance(sub, _Parser) else parser
+        assert isinstance(own, _Parser)
+        own.unrecognized(extra)
     for dest in ("targets", "wheels", "inputs"):  # -, @FILE, a pattern the shell left
         if getattr(args, dest, None):
             from cuwheel.cli._common import expand_targets

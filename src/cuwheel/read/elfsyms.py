@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import struct
 import sys
-from collections.abc import Iterator
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cuwheel.model.inventory import UndefinedSymbol, VersionNeed
@@ -19,6 +19,7 @@ from cuwheel.read.tables import Anomalies, StringTable
 __all__ = [
     "DT_RPATH",
     "DT_RUNPATH",
+    "EXPORTS",
     "MAX_PATH_ENTRIES",
     "MAX_PATH_LIST",
     "MAX_SYMBOLS",
@@ -27,7 +28,6 @@ __all__ = [
     "SHT_GNU_VERDEF",
     "SHT_GNU_VERNEED",
     "SHT_GNU_VERSYM",
-    "EXPORTS",
     "VERSION_SECTIONS",
     "Symbols",
     "dynamic_symbols",
