@@ -105,6 +105,24 @@ def _single_library(lib: str, runs: int) -> None:
     if cuobjdump:
         print(f"cuobjdump / cuwheel inspect LIB (wall): "
               f"{wmed['cuobjdump -lelf -lptx LIB'] / wmed['cuwheel inspect LIB']:.1f}x")
+    _exports_cost(lib, runs)
+
+
+def _exports_cost(lib: str, runs: int) -> None:
+    """The reading's CPU in this process with and without the exported names decoded
+    (``inspect(exports=False)``: inspect's text view, compat, size)."""
+    from cuwheel.read.inspect import inspect
+
+    inspect([lib], workers=1)  # the file in the page cache, the catalog loaded
+    for exports in (True, False):
+        times = []
+        for _ in range(runs):
+            start = time.process_time()
+            inventory = inspect([lib], workers=1, exports=exports)
+            times.append(time.process_time() - start)
+        count = sum(len(b.exported) for b in inventory.binaries)
+        print(f"inspect([LIB], exports={exports}): {statistics.median(times) * 1000:.1f} ms CPU"
+              f" ({count} exported names)")
 
 
 def _modules(args: list[str]) -> int:
