@@ -41,7 +41,7 @@ RNG = {
     "QUASI_SOBOL64": 203, "QUASI_SCRAMBLED_SOBOL64": 204,
 }  # fmt: skip
 ORDERING = {
-    "default": None, "PSEUDO_BEST": 100, "PSEUDO_DEFAULT": 101, "PSEUDO_SEEDED": 102,
+    "default": None, "PSEUDO_BEST": 100, "PSEUDO_SEEDED": 102,
     "PSEUDO_LEGACY": 103, "PSEUDO_DYNAMIC": 104,
 }  # fmt: skip
 STATUS = {
