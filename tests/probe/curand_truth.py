@@ -118,12 +118,12 @@ def child(lib: str, rt_path: str, rng: str, ordering: str, dist: str) -> dict[st
         return out
     if ORDERING[ordering] is not None:
         st = cr.curandSetGeneratorOrdering(gen, ctypes.c_int(ORDERING[ordering]))
-        out["ordering"] = STATUS.get(st, st)
+        out["ordering_status"] = STATUS.get(st, st)
         if st:
             return out
     if rng.startswith("PSEUDO"):
         out["seed"] = STATUS.get(cr.curandSetPseudoRandomGeneratorSeed(
-            gen, ctypes.c_ulonglong(1234)), None)  # fmt: skip
+            gen, ctypes.c_ulonglong(1234)))  # fmt: skip
     fn, size, extra, check = DISTS[dist]
     ptr = ctypes.c_void_p()
     if size:
@@ -138,7 +138,7 @@ def child(lib: str, rt_path: str, rng: str, ordering: str, dist: str) -> dict[st
         host = ctypes.create_string_buffer(N * size)
         rt.cudaMemcpy(host, ptr, ctypes.c_size_t(N * size), 2)  # device to host
         out["values_ok"] = _in_range(check, host.raw, size)
-    out["destroy"] = STATUS.get(cr.curandDestroyGenerator(gen), None)
+    out["destroy"] = STATUS.get(cr.curandDestroyGenerator(gen))
     return out
 
 
@@ -185,9 +185,11 @@ def containers_child(lib: str, budget: float) -> dict[str, Any]:
     cuda = probe.Cuda()
     from cuwheel.compat.localgpu import detect
 
-    target = compat.Target(cuwheel.Arch(cuda.cc[0] * 10 + cuda.cc[1]), cuda.name, detect().driver)
+    arch = cuwheel.Arch(cuda.cc[0] * 10 + cuda.cc[1])
+    target = compat.Target(arch, cuda.name, detect().driver)
     (b,) = cuwheel.inspect([lib]).binaries
-    data = open(lib, "rb").read()
+    with open(lib, "rb") as f:
+        data = f.read()
     verdicts = [compat.evaluate_container(c, target, compat.binary_os(b)) for c in b.containers]
     order = sorted(range(len(b.containers)), key=lambda i: (
         verdicts[i].verdict is not compat.Verdict.DRIVER,
@@ -203,7 +205,8 @@ def containers_child(lib: str, budget: float) -> dict[str, Any]:
         rows.append([i, c.offset, c.size, c.section,
                      " ".join(f"{e.kind.value}{e.arch.number}{e.arch.variant}" for e in c.entries),
                      cv.verdict.short if cv.verdict else None, cv.ignored is not None,
-                     rc, cuda.error_name(rc), round((time.monotonic() - t0) * 1000, 1)])  # fmt: skip
+                     rc, cuda.error_name(rc),
+                     round((time.monotonic() - t0) * 1000, 1)])  # fmt: skip
     return {"target": str(target.driver), "containers": len(b.containers),
             "columns": ["index", "offset", "size", "section", "entries", "predicted",
                         "ignored", "rc", "result", "ms"], "rows": rows}  # fmt: skip
@@ -215,6 +218,7 @@ def main() -> int:
     ap.add_argument("--out")
     ap.add_argument("--workers", type=int, default=12)
     ap.add_argument("--budget", type=float, default=150.0, help="seconds for container loads")
+    ap.add_argument("--skip-calls", action="store_true", help="container loads only")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--containers", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -245,7 +249,7 @@ def main() -> int:
                              "rng": rng, "ordering": "default", "dist": dist})  # fmt: skip
     t0 = time.monotonic()
     with ThreadPoolExecutor(a.workers) as pool:
-        rows = list(pool.map(run_child, jobs))
+        rows = [] if a.skip_calls else list(pool.map(run_child, jobs))
     calls_s = round(time.monotonic() - t0, 1)
     loads = {label: container_loads(path, a.budget) for label, path in libs.items()}
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,compute_cap,driver_version",

@@ -6,14 +6,20 @@
  *   FAMILY_DISPATCH  cw_dispatch picks the Gemm instantiation by compute capability
  *   FAMILY_SM75      the same device code; cw_dispatch calls the sm_75 one on every GPU
  *   FAMILY_UNIQUE    cw_dispatch picks the Gemm by compute capability, then runs Epilogue
+ *   FAMILY_NEWPTX    Gemm<float, 90> sm_90 alone, beside two units with no kernel (table.cu:
+ *                    device data only; empty.cu: nothing) whose only code for CC 9.0 is
+ *                    compute_75 PTX of an ISA newer than the driver (cuRAND 13.4's shape);
+ *                    cw_dispatch runs the Gemm
  * cw_gemm75 / cw_gemm80 / cw_gemm90 / cw_epilogue launch one kernel each.  Every function
  * returns 0 on success, else the first CUDA error (cudaError_t), after a synchronize.
  */
 #include <cuda_runtime_api.h>
 
+int launch_gemm90(float *p);
+#if !defined(FAMILY_NEWPTX)
 int launch_gemm75(float *p);
 int launch_gemm80(float *p);
-int launch_gemm90(float *p);
+#endif
 #if defined(FAMILY_UNIQUE)
 int launch_epilogue(float *p);
 #endif
@@ -34,6 +40,8 @@ static int sync_after(int err) {
 int cw_dispatch(float *p) {
 #if defined(FAMILY_SM75)
     return sync_after(launch_gemm75(p));
+#elif defined(FAMILY_NEWPTX)
+    return sync_after(launch_gemm90(p));
 #else
     /* sm_90a code runs on CC 9.0 alone; compute_80 PTX is JIT-compiled on newer GPUs */
     int c = cc();
@@ -45,9 +53,11 @@ int cw_dispatch(float *p) {
 #endif
 }
 
+int cw_gemm90(float *p) { return sync_after(launch_gemm90(p)); }
+#if !defined(FAMILY_NEWPTX)
 int cw_gemm75(float *p) { return sync_after(launch_gemm75(p)); }
 int cw_gemm80(float *p) { return sync_after(launch_gemm80(p)); }
-int cw_gemm90(float *p) { return sync_after(launch_gemm90(p)); }
+#endif
 #if defined(FAMILY_UNIQUE)
 int cw_epilogue(float *p) { return sync_after(launch_epilogue(p)); }
 #endif
