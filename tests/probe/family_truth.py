@@ -27,6 +27,7 @@ FUNCTIONS = {
     "family_sm75.so": ("cw_dispatch", "cw_gemm75", "cw_gemm80", "cw_gemm90"),
     "family_unique.so": ("cw_dispatch", "cw_gemm75", "cw_gemm80", "cw_gemm90", "cw_epilogue"),
     "family_newptx.so": ("cw_dispatch", "cw_gemm90"),
+    "family_newvar.so": ("cw_dispatch", "cw_gemm90", "cw_read_table"),
 }
 
 

@@ -10,13 +10,15 @@
  *                    device data only; empty.cu: nothing) whose only code for CC 9.0 is
  *                    compute_75 PTX of an ISA newer than the driver (cuRAND 13.4's shape);
  *                    cw_dispatch runs the Gemm
+ *   FAMILY_NEWVAR    as FAMILY_NEWPTX, with var.cu (a device variable its own host code reads,
+ *                    cw_read_table) in place of table.cu and empty.cu
  * cw_gemm75 / cw_gemm80 / cw_gemm90 / cw_epilogue launch one kernel each.  Every function
  * returns 0 on success, else the first CUDA error (cudaError_t), after a synchronize.
  */
 #include <cuda_runtime_api.h>
 
 int launch_gemm90(float *p);
-#if !defined(FAMILY_NEWPTX)
+#if !defined(FAMILY_NEWPTX) && !defined(FAMILY_NEWVAR)
 int launch_gemm75(float *p);
 int launch_gemm80(float *p);
 #endif
@@ -40,7 +42,7 @@ static int sync_after(int err) {
 int cw_dispatch(float *p) {
 #if defined(FAMILY_SM75)
     return sync_after(launch_gemm75(p));
-#elif defined(FAMILY_NEWPTX)
+#elif defined(FAMILY_NEWPTX) || defined(FAMILY_NEWVAR)
     return sync_after(launch_gemm90(p));
 #else
     /* sm_90a code runs on CC 9.0 alone; compute_80 PTX is JIT-compiled on newer GPUs */
@@ -54,7 +56,7 @@ int cw_dispatch(float *p) {
 }
 
 int cw_gemm90(float *p) { return sync_after(launch_gemm90(p)); }
-#if !defined(FAMILY_NEWPTX)
+#if !defined(FAMILY_NEWPTX) && !defined(FAMILY_NEWVAR)
 int cw_gemm75(float *p) { return sync_after(launch_gemm75(p)); }
 int cw_gemm80(float *p) { return sync_after(launch_gemm80(p)); }
 #endif
