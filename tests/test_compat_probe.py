@@ -210,13 +210,15 @@ def test_todays_predictions_match_the_driver(today: dict[str, Any]) -> None:
             assert r["result"] in FAILURES[cv.verdict.short], (label, r, cv.verdict)
     # every way of loading and of failing occurs among the committed containers
     assert {"native", "JIT", "-", "driver"} <= set(kinds), kinds
-    # a PTX ISA newer than the driver: the ISA 9.1 and 9.5 variants and family_newptx.so's
-    # two kernel-less ISA 9.4 units (tests/data/build_family.sh), all refused by the driver
+    # a PTX ISA newer than the driver: the ISA 9.1 and 9.5 variants, family_newptx.so's two
+    # and family_newvar.so's one kernel-less ISA 9.4 unit (tests/data/build_family.sh), all
+    # refused by the driver
     too_new = sorted((label, r["index"]) for label, r, cv in counted
                      if cv.verdict is compat.Verdict.DRIVER)  # fmt: skip
     assert too_new == [
         ("fixtures/family_newptx.so", 2),
         ("fixtures/family_newptx.so", 3),
+        ("fixtures/family_newvar.so", 2),
         ("synthetic/k_isa9.1_sm_89.ptx", 0),
         ("synthetic/k_isa9.5_sm_89.ptx", 0),
     ]

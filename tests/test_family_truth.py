@@ -64,12 +64,12 @@ def _today(library: str) -> compat.LibraryVerdict:
 def test_the_probe_ran_on_a_hopper_gpu_with_a_cuda_13_0_driver() -> None:
     assert RESULTS["cc"] == "9.0" and RESULTS["driver"].startswith("580.")
     assert len(RESULTS["cuwheel_commit"]) == 40
-    assert len(RESULTS["launches"]) == 2 * 15
+    assert len(RESULTS["launches"]) == 2 * 18
     # each call gave the same answer with lazy and with eager module loading
     for r in RESULTS["launches"]:
         assert _ran(r["library"], r["function"], "EAGER") == _ran(r["library"], r["function"])
     errors = {r["error_name"] for r in RESULTS["launches"] if r["error"]}
-    assert errors == {"cudaErrorNoKernelImageForDevice"}
+    assert errors == {"cudaErrorNoKernelImageForDevice", "cudaErrorUnsupportedPtxVersion"}
 
 
 PER_KERNEL = [
@@ -138,3 +138,19 @@ def test_kernel_less_units_of_too_new_ptx_do_not_stop_a_library() -> None:
     assert _ran("family_newptx.so", "cw_dispatch", "EAGER")
     # today: DRIVER TOO OLD, from the two kernel-less containers
     assert _today("family_newptx.so").verdict is Verdict.NATIVE
+
+
+def test_a_kernel_less_unit_is_needed_when_its_host_code_reads_its_variables() -> None:
+    """family_newvar.so: the same shape, but the ISA 9.4 unit's device variable is read by
+    that unit's own host code (cudaMemcpyFromSymbol).  The kernel elsewhere still runs; the
+    read fails with the too-new-PTX error: a kernel-less container is never needed only
+    while no host code touches its variables (cuRAND's tables are not even visible)."""
+    for loading in ("default", "EAGER"):
+        assert _ran("family_newvar.so", "cw_dispatch", loading)
+    (row,) = [r for r in RESULTS["launches"]
+              if (r["library"], r["function"], r["loading"])
+              == ("family_newvar.so", "cw_read_table", "default")]  # fmt: skip
+    assert row["error_name"] == "cudaErrorUnsupportedPtxVersion"
+    # a call of the library fails on this driver, so it must not be called runnable
+    # (today: DRIVER TOO OLD for the whole library)
+    assert not _today("family_newvar.so").verdict.runs
