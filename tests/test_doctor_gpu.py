@@ -104,7 +104,8 @@ def test_torch_preload_list_is_the_installed_torchs() -> None:
 # imports it only when cuTENSOR is used); cuSPARSELt 0.8.0 (its release notes speed up its
 # SM 9.0 kernels; the "build starts at CC 10.0" floor misreads a library whose containers
 # are mostly Blackwell-only, issue 30); cuBLAS, cuDNN and cuSPARSE as "depends on dispatch"
-# (torch's matrix products and convolutions run on this H200 through them).
+# (NVIDIA's libraries pick their kernels by compute capability, and each has sm_90 code that
+# loaded here: tests/probe/h200_results.json; the hedge is the roll-up's, issue 30).
 FALSE_ALARMS = ["cupy-cuda13x", "nvidia-cusparselt-cu13", "nvidia-cublas", "nvidia-cudnn-cu13",
                 "nvidia-cusparse"]  # fmt: skip
 
