@@ -3,7 +3,8 @@
 :mod:`.environment` reads the installed distributions, :mod:`.loader` resolves the
 libraries they need as the dynamic loader will (:mod:`.ldcache`, :mod:`.conventions`),
 :mod:`.verdict` asks the compat API what each does on a GPU, :mod:`.diagnose` puts it
-together with the driver gates, and :mod:`.errors` maps pasted error texts to causes.
+together with the driver gates, and :mod:`.explain` turns the facts of a pasted error text (:mod:`.facts`) into causes
+by the rules of data/errors.toml (:mod:`.rules`, :mod:`.resolve`).
 Renderers live in :mod:`cuwheel.render.doctor`.
 """
 
@@ -18,7 +19,8 @@ from cuwheel.doctor.diagnose import (
     diagnose,
 )
 from cuwheel.doctor.environment import Distribution, Environment, read_environment
-from cuwheel.doctor.errors import ErrorMatch, match_errors
+from cuwheel.doctor.explain import Cause, TextDiagnosis, diagnose_text
+from cuwheel.doctor.facts import Fact, extract_facts
 from cuwheel.doctor.ldcache import LdCache, parse_ld_cache, read_ld_cache
 from cuwheel.doctor.loader import SearchContext
 
@@ -27,14 +29,17 @@ __all__ = [
     "Distribution",
     "DistributionReport",
     "Environment",
-    "ErrorMatch",
+    "Fact",
+    "Cause",
     "Finding",
     "LdCache",
     "SearchContext",
     "Status",
     "TargetDiagnosis",
+    "TextDiagnosis",
     "diagnose",
-    "match_errors",
+    "diagnose_text",
+    "extract_facts",
     "parse_ld_cache",
     "read_environment",
     "read_ld_cache",
