@@ -10,7 +10,7 @@ from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, info, write_output
 
-__all__ = ["register"]
+__all__ = ["register", "targets_of"]
 
 
 def register(subparsers: Any) -> None:
@@ -48,7 +48,8 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=_run)
 
 
-def _targets(args: argparse.Namespace) -> list[Any]:
+def targets_of(args: argparse.Namespace) -> list[Any]:
+    """The GPUs + driver asked about (--gpu, --cc, --driver), else this machine's."""
     from cuwheel import compat
 
     driver = compat.parse_driver(args.driver) if args.driver else None
@@ -77,7 +78,7 @@ def _run(args: argparse.Namespace) -> int:
     for d in args.path:
         if not os.path.isdir(d):
             raise CuwheelError(f"--path {d}: not a directory")
-    targets = _targets(args)
+    targets = targets_of(args)
     cache = None if args.ld_cache == "none" else read_ld_cache(args.ld_cache)
     environ = dict(os.environ)
     if args.ld_library_path is not None:

@@ -75,6 +75,17 @@ def _component_by_stem(name: str) -> tuple[str, str | None] | None:
     return None
 
 
+# Libraries whose file name spells their own major, not CUDA's: cudnn64_8.dll is cuDNN 8
+# (nvidia-cudnn-cu12 ships cuDNN 8 and 9 under one name), libnccl.so.2 NCCL 2.
+_OWN_MAJOR = {"cudnn": re.compile(r"(?:64_|\.so\.)(\d{1,2})(?:\.dll)?$", re.I)}
+
+
+def _own_major(component: str, name: str) -> str | None:
+    p = _OWN_MAJOR.get(component)
+    m = p.search(name) if p else None
+    return m[1] if m else None
+
+
 def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
     from cuwheel.knowledge.catalog import find_library, is_driver_library, load_catalog
 
@@ -94,8 +105,11 @@ def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
             comps = [c for c in comps if c.major in majors] or comps
         if comps:
             ms = ", ".join(f"CUDA {c.major}: {c.distribution}" for c in comps)
-            because.append(f"{f.value} is {comps[0].name} ({ms}).")
-            install += [c.distribution for c in comps if c.distribution not in install]
+            own = _own_major(comps[0].name, f.value)
+            mine = f" {own}" if own else ""
+            because.append(f"{f.value} is {comps[0].name}{mine} ({ms}).")
+            pin = f"=={own}.*" if own else ""
+            install += [c.distribution + pin for c in comps if c.distribution + pin not in install]
             continue
         found = _component_by_stem(f.value) if f.kind == "library" else None
         if found:
@@ -118,7 +132,7 @@ def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
         because.append("Windows error 127: the DLL was found but lacks a function the caller "
                        "needs (another version of it)." if f.value == "127" else
                        "Windows error 126: the DLL (or one it needs) was not found.")
-    fix = f"pip install {' '.join(install)}" if install else None
+    fix = " or ".join(f"pip install {r}" for r in install) if install else None
     return Resolution(tuple(because), tuple(install), sure, fix)
 
 

@@ -63,7 +63,7 @@ class Rule:
         ok = any(found) if self.any else all(found)
         if not ok or any(c.facts(facts) for c in self.unless):
             return None
-        return [f for fs in found for f in fs]
+        return list(dict.fromkeys(f for fs in found for f in fs))
 
 
 def _clauses(chk: Checker, where: str, raw: object) -> tuple[Clause, ...]:

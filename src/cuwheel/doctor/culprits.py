@@ -1,0 +1,133 @@
+"""Which installed distribution causes a pasted error: the causes of :mod:`.explain` read
+against an environment (:func:`cuwheel.doctor.read_environment`) and, where a GPU or driver
+is given, against doctor's diagnosis of it (:func:`cuwheel.doctor.diagnose`).
+
+The binaries' own facts decide: which distribution's binaries need the library the text
+says is missing (DT_NEEDED / PE imports), ask for the symbol or symbol version it names,
+own a file the text names; which ship the library at all; which doctor finds without code
+for the GPU or needing a newer driver.  docs/doctor.md#error-texts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from cuwheel.doctor.diagnose import Diagnosis
+from cuwheel.doctor.environment import Distribution, Environment
+from cuwheel.doctor.explain import Cause, TextDiagnosis
+from cuwheel.doctor.facts import Fact
+
+__all__ = ["Blame", "blame"]
+
+# the doctor findings each cause's error comes from (docs/checks.md#env)
+_FINDINGS = {
+    "no-kernel-image": ("ENV001",),
+    "ptx-jit-failed": ("ENV001",),
+    "driver-too-old": ("ENV002",),
+    "forward-compat": ("ENV002",),
+    "ptx-too-new": ("ENV003",),
+    "library-missing": ("ENV004", "ENV005"),
+    "nvjitlink-skew": ("ENV006", "ENV007"),
+    "undefined-symbol": ("ENV006", "ENV007"),
+    "extension-mismatch": ("ENV007",),
+}
+
+
+@dataclass(frozen=True)
+class Blame:
+    """One distribution's part in one cause."""
+
+    cause: str  # the cause id
+    distribution: str  # "name version"
+    role: str  # "culprit": its binaries raise the error; "supplier": it ships the fix
+    reason: str
+
+
+def _base(name: str) -> str:
+    return name.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _needs(d: Distribution, library: str) -> list[str]:
+    lib = _base(library).lower()
+    return [os.path.basename(b.path) for b in d.binaries if lib in (n.lower() for n in b.needed)]
+
+
+def _asks(d: Distribution, fact: Fact) -> list[str]:
+    out = []
+    for b in d.binaries:
+        if fact.kind == "symbol" and any(u.name == fact.value for u in b.undefined):
+            out.append(os.path.basename(b.path))
+        elif fact.kind == "version-node" and any(fact.value in v.versions
+                                                 for v in b.version_needs):
+            out.append(os.path.basename(b.path))
+    return out
+
+
+def _named_files(env: Environment, facts: Iterable[Fact]) -> dict[str, Distribution]:
+    """Distributions owning a file the text quotes by path (``.../torch_cluster/x.so``)."""
+    out: dict[str, Distribution] = {}
+    for f in facts:
+        for word in f.quote.replace("'", " ").replace('"', " ").split():
+            word = word.rstrip(":,;)")
+            if "/" not in word and "\\" not in word:
+                continue
+            tail = "/".join(word.replace("\\", "/").split("/")[-2:])
+            for d in env.distributions:
+                if any(p.replace("\\", "/").endswith("/" + tail) for p in d.files):
+                    out.setdefault(d.label, d)
+    return out
+
+
+def _one(cause: Cause, env: Environment, diagnosis: Diagnosis | None) -> list[Blame]:
+    out: list[Blame] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(d: str, role: str, reason: str) -> None:
+        if (d, role) not in seen:
+            seen.add((d, role))
+            out.append(Blame(cause.id, d, role, reason))
+
+    for label in _named_files(env, cause.facts):
+        add(label, "culprit", "the text names its file")
+    for f in cause.facts:
+        for d in env.distributions:
+            if f.kind == "library":
+                files = _needs(d, f.value)
+                if files:
+                    add(d.label, "culprit", f"{files[0]} needs {f.value}")
+            elif f.kind in ("symbol", "version-node"):
+                files = _asks(d, f)
+                if files:
+                    add(d.label, "culprit", f"{files[0]} asks for {f.value}")
+    installed = {d.name.lower().replace("_", "-"): d for d in env.distributions}
+    for req in cause.install:
+        name = req.split("==")[0].lower()
+        d = installed.get(name)
+        if d is None:
+            add(name, "supplier", "not installed: pip install " + req)
+        else:
+            add(d.label, "supplier", "installed: its library is not on the loader's path")
+    if cause.id in ("torch-cpu-build", "torchvision-mismatch") and env.torch_version:
+        cuda = ("CUDA {}.{}".format(*env.torch_cuda) if env.torch_cuda else "no CUDA (a CPU build)")
+        add(f"torch {env.torch_version}", "culprit", f"torch.version.cuda: {cuda}")
+        for d in env.distributions:
+            if d.name.lower() == "torchvision" and cause.id == "torchvision-mismatch":
+                add(d.label, "culprit", f"installed with torch {env.torch_version}")
+    if diagnosis is not None:
+        for t in diagnosis.targets:
+            for r in t.distributions:
+                for fd in r.findings:
+                    if fd.code in _FINDINGS.get(cause.id, ()):
+                        add(f"{r.name} {r.version}", "culprit", f"{fd.code} on {t.target.label}: "
+                            f"{fd.message}")
+    return out
+
+
+def blame(td: TextDiagnosis, env: Environment,
+          diagnosis: Diagnosis | None = None) -> tuple[Blame, ...]:
+    """The distributions of ``env`` behind each packaging cause of ``td``, culprits first."""
+    out = [b for c in td.causes if c.packaging for b in _one(c, env, diagnosis)]
+    out.sort(key=lambda b: b.role != "culprit")
+    return tuple(out)
