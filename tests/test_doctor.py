@@ -20,7 +20,7 @@ import cuwheel.cli
 from cuwheel import compat
 from cuwheel.doctor import SearchContext, diagnose, parse_ld_cache, read_environment
 from cuwheel.doctor.diagnose import INSUFFICIENT_DRIVER, NO_KERNEL_IMAGE, UNSUPPORTED_PTX
-from cuwheel.doctor.errors import match_errors
+from cuwheel.doctor import diagnose_text
 from cuwheel.errors import InputError
 from cuwheel.render.envelope import load_schema
 
@@ -163,13 +163,15 @@ TEXTS = [
     ("RuntimeError: The NVIDIA driver on your system is too old (found version 12020).",
      "driver-too-old"),
     ("ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
-     "cannot-open"),
+     "library-missing"),
     ("RuntimeError: Triton Error [CUDA]: the provided PTX was compiled with an unsupported "
-     "toolchain.", "ptx-toolchain"),
+     "toolchain.", "ptx-too-new"),
     ("CUDA error: device kernel image is invalid", "invalid-image"),
     ("OSError: /x/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_8, version "
      "libnvJitLink.so.12", "nvjitlink-skew"),
-    ("ImportError: /x/_C.so: undefined symbol: _ZN3c104cuda9SetDeviceEi", "undefined-symbol"),
+    ("ImportError: /x/_C.so: undefined symbol: _ZN3c104cuda9SetDeviceEi", "extension-mismatch"),
+    ("ImportError: /x/k.so: undefined symbol: cublasLtMatmul, version libcublasLt.so.12",
+     "undefined-symbol"),
     ("OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
      "driver-missing"),
 ]  # fmt: skip
@@ -177,21 +179,23 @@ TEXTS = [
 
 @pytest.mark.parametrize(("text", "want"), TEXTS)
 def test_error_texts(text: str, want: str) -> None:
-    hits = match_errors(text)
-    assert [h.error.id for h in hits][:1] == [want]
+    assert [c.id for c in diagnose_text(text).causes][:1] == [want]
 
 
 def test_error_text_names_library_and_symbol() -> None:
-    (hit,) = match_errors(TEXTS[7][0])
-    assert (hit.symbol, hit.library) == ("__nvJitLinkAddData_12_8", "libnvJitLink.so.12")
-    assert match_errors("segmentation fault in my own code") == ()
-    assert match_errors("x" * (1 << 20) + "no kernel image is available") == ()  # cut, bounded
+    (cause,) = diagnose_text(TEXTS[7][0]).causes
+    facts = {(f.kind, f.value, f.detail) for f in cause.facts}
+    assert ("symbol", "__nvJitLinkAddData_12_8", "libnvJitLink.so.12") in facts
+    assert any("12.8" in b for b in cause.because)
+    assert diagnose_text("segmentation fault in my own code").causes == ()
+    assert diagnose_text("x" * (1 << 20) + "no kernel image is available").causes == ()  # cut
 
 
 def test_explain_text_and_no_match(capsys: pytest.CaptureFixture[str]) -> None:
     rc = cuwheel.cli.main(["explain", TEXTS[4][0], "--color", "never"])
     out, _ = capsys.readouterr()
-    assert rc == 0 and "ENV004" in out and "library: libcudart.so.12" in out
+    assert rc == 0 and out.startswith("cause: a library is not found by the loader")
+    assert "ENV004" in out and "nvidia-cuda-runtime-cu12" in out and "libcudart.so.12" in out
     assert "find the culprit: cuwheel doctor" in out
     rc = cuwheel.cli.main(["explain", "the printer is on fire", "-f", "json"])
     out, err = capsys.readouterr()
@@ -199,8 +203,13 @@ def test_explain_text_and_no_match(capsys: pytest.CaptureFixture[str]) -> None:
     rc = cuwheel.cli.main(["explain", TEXTS[0][0], "-f", "json"])
     doc = json.loads(capsys.readouterr()[0])
     jsonschema.Draft202012Validator(load_schema("explain")).validate(doc)
-    assert doc["errors"][0]["id"] == "no-kernel-image"
+    assert doc["errors"][0]["causes"][0]["id"] == "no-kernel-image"
     assert {"ENV001", "DC001"} <= {c["code"] for c in doc["codes"]}
+    rc = cuwheel.cli.main(["explain", "CUDA out of memory. Tried to allocate 2 GiB", "-f", "json"])
+    doc = json.loads(capsys.readouterr()[0])
+    jsonschema.Draft202012Validator(load_schema("explain")).validate(doc)
+    (cause,) = doc["errors"][0]["causes"]
+    assert cause["packaging"] is False and cause["install"] == [] and doc["codes"] == []
 
 
 # ---------------------------------------------------------------------------- device code

@@ -276,11 +276,15 @@ def _versions(line: str) -> Iterator[Fact]:
         yield Fact("cuda", f"{v // 1000}.{(v % 1000) // 10}", _quote(line, m), "driver supports")
     for m in _CUDA_MAJOR.finditer(line):
         yield Fact("cuda", m[1], _quote(line, m), "name")
+    spans = []
     for m in _LOCAL_TAG.finditer(line):
+        spans.append(m.span())
         yield Fact("package", f"{m[1].lower()}=={m[2]}{m[3]}", _quote(line, m))
         if t := re.fullmatch(r"\+cu(\d{1,2})(\d)", m[3]):
             yield Fact("cuda", f"{t[1]}.{t[2]}", _quote(line, m), "local tag")
     for m in _BARE_TAG.finditer(line):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
         yield Fact("package", f"=={m[1]}+{m[2]}", _quote(line, m))
         if t := re.fullmatch(r"cu(\d{1,2})(\d)", m[2]):
             yield Fact("cuda", f"{t[1]}.{t[2]}", _quote(line, m), "local tag")

@@ -1,0 +1,133 @@
+"""The facts of an error text (cuwheel/doctor/facts.py) and the data they resolve against:
+data/cuda_errors.toml checked against NVIDIA's own header and library (the nvidia-cuda-runtime
+wheel of the test extra: include/driver_types.h and libcudart.so.13's cudaGetErrorString),
+the rules of data/errors.toml against the check codes, and hostile text bounded."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import resource
+import sys
+from pathlib import Path
+
+import pytest
+
+from cuwheel.checks.codes import CODES
+from cuwheel.doctor import diagnose_text, extract_facts
+from cuwheel.doctor.rules import load_rules, parse_rules
+from cuwheel.errors import CatalogError
+from cuwheel.knowledge.cudaerrors import load_cuda_errors
+
+
+def _cu13() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for d in spec.submodule_search_locations if spec and spec.submodule_search_locations else ():
+        if (Path(d) / "cu13" / "include" / "driver_types.h").is_file():
+            return Path(d) / "cu13"
+    return None
+
+
+CU13 = _cu13()
+needs_cu13 = pytest.mark.skipif(CU13 is None or not sys.platform.startswith("linux"),
+                                reason="the nvidia-cuda-runtime wheel (test extra, Linux)")
+
+
+@needs_cu13
+def test_runtime_codes_are_nvidias() -> None:
+    assert CU13 is not None
+    header = (CU13 / "include" / "driver_types.h").read_text("utf-8", "replace")
+    body = header[header.index("enum __device_builtin__ cudaError"):]
+    body = body[: body.index("};")]
+    enum = {m[1]: int(m[2]) for m in re.finditer(r"^\s*(cuda\w+)\s*=\s*(\d+)", body, re.M)}
+    data = {e.name: e for e in load_cuda_errors().errors if e.api == "runtime"}
+    assert len(data) >= 130
+    both = enum.keys() & data.keys()
+    assert len(both) >= 130 and all(enum[n] == data[n].value for n in both)
+    cudart = ctypes.CDLL(str(CU13 / "lib" / "libcudart.so.13"))
+    cudart.cudaGetErrorString.restype = ctypes.c_char_p
+    for n in both:
+        assert cudart.cudaGetErrorString(enum[n]).decode() == data[n].text, n
+
+
+@needs_cu13
+def test_driver_codes_are_nvidias() -> None:
+    assert CU13 is not None
+    header = (CU13 / "include" / "cuda.h").read_text("utf-8", "replace")
+    body = header[header.index("typedef enum cudaError_enum"):]
+    body = body[: body.index("} CUresult;")]
+    enum = {m[1]: int(m[2]) for m in re.finditer(r"^\s*(CUDA_\w+)\s*=\s*(\d+)", body, re.M)}
+    data = {e.name: e for e in load_cuda_errors().errors if e.api == "driver"}
+    both = enum.keys() & data.keys()
+    assert len(both) >= 100 and all(enum[n] == data[n].value for n in both)
+    assert all(e.text for e in data.values())  # every driver message recorded (R580)
+
+
+def test_lookups() -> None:
+    errs = load_cuda_errors()
+    e = errs.by_value(209, "runtime")
+    assert e is not None and e.name == "cudaErrorNoKernelImageForDevice"
+    assert errs.counterpart(e) is errs.by_name("CUDA_ERROR_NO_BINARY_FOR_GPU")
+    assert errs.by_name("ERROR_ECC_UNCORRECTABLE") is errs.by_name("cuda_error_ecc_uncorrectable")
+    assert "unknown error" not in dict(errs.messages)  # too generic to find in prose
+
+
+def _facts(text: str) -> set[tuple[str, str]]:
+    return {(f.kind, f.value) for f in extract_facts(text)}
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("CUDA error 209 at ggml-cuda.cu:5284", ("cuda-error", "cudaErrorNoKernelImageForDevice")),
+    ("Cuda failure: 222 the provided", ("cuda-error", "cudaErrorUnsupportedPtxVersion")),
+    ("CUresult 222 from cuModuleLoadData", ("cuda-error", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION")),
+    ("Error 804: forward compatibility", ("cuda-error", "cudaErrorCompatNotSupportedOnDevice")),
+    ("code=35(cudaErrorInsufficientDriver)", ("cuda-error", "cudaErrorInsufficientDriver")),
+    ("no device code compatible with CUDA arch 520.", ("arch", "sm_52")),
+    ("GPU Compute Capability: 8.6, Driver API", ("arch", "sm_86")),
+    ("ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'", ("arch", "sm_121a")),
+    ("torch 2.1.2+cu121 installed", ("package", "torch==2.1.2+cu121")),
+    ("torch 2.1.2+cu121 installed", ("cuda", "12.1")),
+    ("NVIDIA-SMI 535.113.01    Driver Version: 535.113.01", ("driver", "535.113.01")),
+    ("The NVIDIA driver on your system is too old (found version 12020).", ("cuda", "12.2")),
+    ("version `GLIBCXX_3.4.30' not found (required by x)", ("version-node", "GLIBCXX_3.4.30")),
+    ("RuntimeError: Unable to load cuSPARSE. Is it installed?", ("component", "cusparse")),
+    ("Could not load library cudnn_cnn_infer64_8.dll. Error code 127", ("os-error", "127")),
+    ("Could not load library cudnn_cnn_infer64_8.dll. Error code 127", ("os", "windows")),
+    ("triton/backends/nvidia/bin/ptxas -lineinfo", ("tool", "triton")),
+])  # fmt: skip
+def test_facts(text: str, fact: tuple[str, str]) -> None:
+    assert fact in _facts(text)
+
+
+def test_no_cuda_error_from_a_windows_loader_code() -> None:
+    assert not [f for f in extract_facts("Could not load library x64_8.dll. Error code 126")
+                if f.kind == "cuda-error"]
+
+
+def test_every_rule_names_real_codes_and_errors() -> None:
+    for r in load_rules():
+        assert set(r.codes) <= CODES.keys(), r.id
+        assert r.packaging or not r.codes
+
+
+def test_bad_rules_are_refused() -> None:
+    meta = {"title": "t", "compiled": "2026-12-02", "sources": ["s"]}
+    rule = {"id": "x", "title": "t", "cause": "c", "fix": "f", "codes": [],
+            "when": [{"kind": "cuda-error", "value": ["cudaErrorNoSuchThing"]}]}
+    with pytest.raises(CatalogError, match="no CUDA error 'cudaerrornosuchthing'"):
+        parse_rules({"meta": meta, "cause": [rule]})
+    with pytest.raises(CatalogError, match="unknown fact kind"):
+        parse_rules({"meta": meta, "cause": [{**rule, "when": [{"kind": "colour"}]}]})
+    with pytest.raises(CatalogError, match="unknown resolver"):
+        parse_rules({"meta": meta, "cause": [{**rule, "when": [{"kind": "library"}],
+                                              "resolve": "guess"}]})
+
+
+def test_hostile_text_is_bounded() -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    text = ("undefined symbol: " + "a" * 5000 + " " + "sm_" * 20000 + "\n") * 200
+    diagnose_text(text + "libcuda.so.1: cannot open shared object file" * 1000)
+    diagnose_text("(" * 300000)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_utime - before < 20  # CPU seconds
