@@ -13,11 +13,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cuwheel.doctor.diagnose import Diagnosis
 from cuwheel.doctor.environment import Distribution, Environment
 from cuwheel.doctor.explain import Cause, TextDiagnosis
 from cuwheel.doctor.facts import Fact
+
+if TYPE_CHECKING:
+    from cuwheel.doctor.diagnose import Diagnosis
 
 __all__ = ["Blame", "blame"]
 

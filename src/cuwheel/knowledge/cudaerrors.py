@@ -78,7 +78,14 @@ def _specific(text: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def load_cuda_errors() -> CudaErrors:
-    """The shipped codes, validated once (CatalogError listing every problem)."""
+    """The shipped codes, validated once (CatalogError listing every problem), then kept in
+    the user cache as the catalog is (knowledge/_cache.py): explain runs by hand, often."""
+    from cuwheel.knowledge._cache import cached
+
+    return cached((DATA_FILE,), _build, CudaErrors)
+
+
+def _build() -> CudaErrors:
     data = read_data_file(DATA_FILE)
     chk = Checker(DATA_FILE)
     meta = read_meta(data, chk)

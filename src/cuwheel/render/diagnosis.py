@@ -7,11 +7,13 @@ each cause.  Text wrapped to a width; JSON as the ``errors`` of the explain docu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cuwheel.doctor.culprits import Blame
 from cuwheel.doctor.explain import Cause, TextDiagnosis
 from cuwheel.doctor.facts import Fact
+
+if TYPE_CHECKING:  # the culprits module reads environments: not needed to print a text's
+    from cuwheel.doctor.culprits import Blame
 
 __all__ = ["diagnosis_json", "diagnosis_lines", "wrap"]
 
