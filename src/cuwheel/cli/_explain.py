@@ -141,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
         if isinstance(b, int):
             b = diagnosis_lines(texts[b], width, blames[b] if env is not None else None)
         lines += ([""] if lines else []) + b
-    write_output(args, escape_lines(lines) + "\n")
+    write_output(args, escape_lines(lines))
     return 0
 
 
