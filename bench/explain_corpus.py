@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 from collections import Counter
 from pathlib import Path
+
+import tomllib
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "explain" / "corpus.toml"
 

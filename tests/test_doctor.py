@@ -18,9 +18,8 @@ import pytest
 
 import cuwheel.cli
 from cuwheel import compat
-from cuwheel.doctor import SearchContext, diagnose, parse_ld_cache, read_environment
+from cuwheel.doctor import SearchContext, diagnose, diagnose_text, parse_ld_cache, read_environment
 from cuwheel.doctor.diagnose import INSUFFICIENT_DRIVER, NO_KERNEL_IMAGE, UNSUPPORTED_PTX
-from cuwheel.doctor import diagnose_text
 from cuwheel.errors import InputError
 from cuwheel.render.envelope import load_schema
 

@@ -7,11 +7,11 @@ threads, not from the code; bench/explain_corpus.py prints the same score with e
 from __future__ import annotations
 
 import re
-import tomllib
 from collections import Counter
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from cuwheel.doctor import diagnose_text, extract_facts
 from cuwheel.doctor.rules import load_rules

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cuwheel.doctor.environment import Distribution, Environment
 from cuwheel.doctor.explain import Cause, TextDiagnosis
@@ -58,14 +58,12 @@ def _needs(d: Distribution, library: str) -> list[str]:
 
 
 def _asks(d: Distribution, fact: Fact) -> list[str]:
-    out = []
-    for b in d.binaries:
-        if fact.kind == "symbol" and any(u.name == fact.value for u in b.undefined):
-            out.append(os.path.basename(b.path))
-        elif fact.kind == "version-node" and any(fact.value in v.versions
-                                                 for v in b.version_needs):
-            out.append(os.path.basename(b.path))
-    return out
+    def asks(b: Any) -> bool:
+        if fact.kind == "symbol":
+            return any(u.name == fact.value for u in b.undefined)
+        return any(fact.value in v.versions for v in b.version_needs)
+
+    return [os.path.basename(b.path) for b in d.binaries if asks(b)]
 
 
 def _named_files(env: Environment, facts: Iterable[Fact]) -> dict[str, Distribution]:
@@ -107,11 +105,11 @@ def _one(cause: Cause, env: Environment, diagnosis: Diagnosis | None) -> list[Bl
     installed = {d.name.lower().replace("_", "-"): d for d in env.distributions}
     for req in cause.install:
         name = req.split("==")[0].lower()
-        d = installed.get(name)
-        if d is None:
+        have = installed.get(name)
+        if have is None:
             add(name, "supplier", "not installed: pip install " + req)
         else:
-            add(d.label, "supplier", "installed: its library is not on the loader's path")
+            add(have.label, "supplier", "installed: its library is not on the loader's path")
     if cause.id in ("torch-cpu-build", "torchvision-mismatch") and env.torch_version:
         cuda = ("CUDA {}.{}".format(*env.torch_cuda) if env.torch_cuda else "no CUDA (a CPU build)")
         add(f"torch {env.torch_version}", "culprit", f"torch.version.cuda: {cuda}")

@@ -235,8 +235,8 @@ def _cuda_errors(line: str, errors: object) -> Iterator[Fact]:
                        "message")
             low = low[:i] + " " * len(message) + low[i + len(message) :]
     if re.search(r"load(?:ing)? library|\.dll|LoadLibrary", line, re.I):
-        if m := re.search(r"error code (?:is )?(12[67])\b", line, re.I):
-            yield Fact("os-error", m[1], _quote(line, m))
+        if w := re.search(r"error code (?:is )?(12[67])\b", line, re.I):
+            yield Fact("os-error", w[1], _quote(line, w))
         return
     for m in _ERR_NUM.finditer(line):
         value = int(m[1])
@@ -271,9 +271,9 @@ def _versions(line: str) -> Iterator[Fact]:
         yield Fact("driver", m[1], _quote(line, m))
     for m in _CUDA_VER.finditer(line):
         yield Fact("cuda", m[1], _quote(line, m))
-    if m := _FOUND_VERSION.search(line):  # CUDA_VERSION style: 12020 -> 12.2
-        v = int(m[1])
-        yield Fact("cuda", f"{v // 1000}.{(v % 1000) // 10}", _quote(line, m), "driver supports")
+    if fv := _FOUND_VERSION.search(line):  # CUDA_VERSION style: 12020 -> 12.2
+        v = int(fv[1])
+        yield Fact("cuda", f"{v // 1000}.{(v % 1000) // 10}", _quote(line, fv), "driver supports")
     for m in _CUDA_MAJOR.finditer(line):
         yield Fact("cuda", m[1], _quote(line, m), "name")
     spans = []

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cuwheel._urls import code_url
-from cuwheel.checks.codes import CODES, FAMILIES, Code
+from cuwheel.checks.codes import FAMILIES, Code
 from cuwheel.render.envelope import envelope
 from cuwheel.render.escape import dumps, escape_lines
 
