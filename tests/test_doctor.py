@@ -400,7 +400,8 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
             "--ld-cache", "none", "--ld-library-path", str(_real_cudart().parent)]
     assert cuwheel.cli.main([*argv, "--color", "never"]) == 1
     out = capsys.readouterr()[0]
-    assert "DOES NOT RUN" in out and "ENV001 error: cw_ext/k.so" in out
+    assert out.startswith("cw-ext 1.0 does not run on H100")  # the culprit first
+    assert "DOES NOT RUN" in out and "ENV001 error: " in out and "(k.so)" in out
     assert "fails with: no kernel image is available for execution on the device" in out
     assert cuwheel.cli.main([*argv, "-f", "json"]) == 1
     doc = json.loads(capsys.readouterr()[0])
@@ -410,3 +411,42 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr()[0] == ""
     assert cuwheel.cli.main(["doctor", "--path", str(tmp_path / "nope"), "--gpu", "A100"]) == 2
     assert "not a directory" in capsys.readouterr()[1]
+
+
+def test_one_line_per_distribution_per_cause(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    make_dist(tmp_path, "cw-ext", {f"cw_ext/k{i}.so": BIN / "sm80only.so" for i in range(7)})
+    argv = ["doctor", "--path", str(tmp_path), "--gpu", "H100", "--driver", "580",
+            "--ld-cache", "none", "--ld-library-path", str(_real_cudart().parent),
+            "--color", "never"]
+    assert cuwheel.cli.main(argv) == 1
+    out = capsys.readouterr()[0]
+    assert out.count("ENV001 error:") == 1 and "(7 modules: " in out
+    assert cuwheel.cli.main([*argv, "-v"]) == 1
+    out = capsys.readouterr()[0]
+    assert all(f"cw_ext/k{i}.so: " in out for i in range(7))  # -v: every module
+
+
+def test_error_text_with_the_environment(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """explain --path and doctor --error name the distribution whose binary needs the
+    library the text says is missing, and the one that ships it."""
+    make_dist(tmp_path, "cw-rt", {"cw_rt/rt13.so": DOC / "rt13.so"})
+    make_dist(tmp_path, "cw-other", {"cw_other/k.so": BIN / "hostonly.so"})
+    text = "ImportError: libcudart.so.13: cannot open shared object file: No such file or directory"
+    assert cuwheel.cli.main(["explain", text, "--path", str(tmp_path), "--color", "never"]) == 0
+    out = capsys.readouterr()[0]
+    assert out.startswith("culprit: cw-rt 1.0: a library is not found by the loader")
+    assert "supplier: nvidia-cuda-runtime [library-missing]: not installed" in out
+    assert "cw-other" not in out
+    argv = ["doctor", "--path", str(tmp_path), "--gpu", "H100", "--driver", "580",
+            "--ld-cache", "none", "--ld-library-path", "", "--error", text]
+    assert cuwheel.cli.main([*argv, "--color", "never"]) == 1
+    out = capsys.readouterr()[0]
+    assert out.startswith("culprit: cw-rt 1.0")
+    assert cuwheel.cli.main([*argv, "-f", "json"]) == 1
+    doc = json.loads(capsys.readouterr()[0])
+    jsonschema.Draft202012Validator(load_schema("doctor")).validate(doc)
+    assert doc["error"]["causes"][0]["id"] == "library-missing"
+    assert {"cause": "library-missing", "distribution": "cw-rt 1.0", "role": "culprit",
+            "reason": "rt13.so needs libcudart.so.13"} in doc["error"]["distributions"]

@@ -176,5 +176,5 @@ examples:
   cuwheel explain DEP                       every code of a family
   cuwheel explain "CUDA error: no kernel image is available for execution on the device"
   cuwheel explain - < traceback.txt         error text from stdin
-  cuwheel explain - --path .venv/lib/python3.12/site-packages --gpu RTX 5090 < log.txt
+  cuwheel explain "$(cat log.txt)" --path .venv/lib/python3.12/site-packages --gpu H100
 """

@@ -75,7 +75,8 @@ def diagnosis_lines(td: TextDiagnosis, width: int = 88,
     lead = td.causes[0]
     if culprits:
         b = culprits[0]
-        lines += wrap(f"{b.distribution}: {lead.title} ({b.reason})", width, "culprit: ")
+        reason = b.reason.split("; ")[0]
+        lines += wrap(f"{b.distribution}: {lead.title} ({reason})", width, "culprit: ")
     for i, c in enumerate(td.causes):
         lines += _cause_lines(c, width, i == 0)
     if blames:
