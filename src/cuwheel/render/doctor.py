@@ -10,8 +10,8 @@ from cuwheel.checks.codes import CODES
 from cuwheel.doctor import Diagnosis, DistributionReport, Environment, Finding, Status
 from cuwheel.doctor.loader import is_cuda_library
 from cuwheel.render.compat import _library_json, _target_json
-from cuwheel.render.envelope import envelope
 from cuwheel.render.diagnosis import wrap
+from cuwheel.render.envelope import envelope
 from cuwheel.render.escape import dumps, escape_lines
 
 __all__ = ["doctor_json", "doctor_text", "relative"]
