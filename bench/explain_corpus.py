@@ -2,10 +2,12 @@
 the share of packaging cases whose leading cause is the one the thread established, and
 the controls (not packaging problems) given no packaging diagnosis.
 
-    PYTHONPATH=src python bench/explain_corpus.py [--before]
+    PYTHONPATH=src python bench/explain_corpus.py [--before] [--file tests/data/explain/heldout.toml]
 
-``--before`` scores the ten-pattern matcher of cuwheel <= 0.x (``match_errors``), its ids
-mapped to the corpus' cause classes; without it the fact-based diagnosis is scored.
+``--before`` scores the ten-pattern matcher this replaced (``cuwheel.doctor.errors.
+match_errors``, its ids mapped to the corpus' cause classes): run it with the old tree,
+``git archive a2a6027 src | tar -x -C /tmp/cw-old; PYTHONPATH=/tmp/cw-old/src python
+bench/explain_corpus.py --before``; without it the fact-based diagnosis is scored.
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ def new_answer(text: str) -> tuple[str | None, bool]:
     return (lead.id if lead else None), any(c.packaging for c in d.causes)
 
 
-def score(before: bool) -> int:
-    cases = tomllib.loads(CORPUS.read_text(encoding="utf-8"))["case"]
+def score(before: bool, corpus: Path = CORPUS) -> int:
+    cases = tomllib.loads(corpus.read_text(encoding="utf-8"))["case"]
     answer = old_answer if before else new_answer
     named = packaging = controls = clean = 0
     missed: Counter[str] = Counter()
@@ -83,4 +85,6 @@ def score(before: bool) -> int:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", action="store_true")
-    sys.exit(score(ap.parse_args().before))
+    ap.add_argument("--file", type=Path, default=CORPUS, help="another corpus (heldout.toml)")
+    a = ap.parse_args()
+    sys.exit(score(a.before, a.file))

@@ -117,6 +117,7 @@ _TOOLS = (
     ("inductor", re.compile(r"inductor")),
     ("nvfuser", re.compile(r"nvfuser|NVIDIA/Fuser", re.I)),
     ("ptxas", re.compile(r"\bptxas\b")),
+    ("nvrtc", re.compile(r"\bnvrtc\b")),
     ("nvcc", re.compile(r"\bnvcc\b")),
     ("nccl", re.compile(r"\bNCCL\b")),
     ("ggml", re.compile(r"ggml|llama\.cpp")),
@@ -136,7 +137,8 @@ _SYMPTOMS = (
     ("torchvision-op-missing", re.compile(r"(?:operator|No such operator) torchvision::\w+")),
     ("arch-not-in-build", re.compile(r"is not compatible with the current PyTorch installation|"
                                      r"has no device code compatible with CUDA arch")),
-    ("ptxas-unknown-arch", re.compile(r"is not defined for option 'gpu-name'")),
+    ("ptxas-unknown-arch", re.compile(r"is not defined for option 'gpu-name'|"
+                                      r"nvrtc: error: invalid value for --gpu-architecture")),
     ("no-driver", re.compile(r"Found no NVIDIA driver|no NVIDIA driver (?:on|is installed)", re.I)),
     ("cpu-fallback", re.compile(r"a CUDA-enabled jaxlib is not installed")),
     ("nccl-network", re.compile(r"(?:NCCL WARN|socket|NET/Socket|Call to connect).{0,120}?"
@@ -210,7 +212,7 @@ def _libraries(line: str, context: str) -> Iterator[Fact]:
 def _symbols(line: str) -> Iterator[Fact]:
     for m in _UNDEF.finditer(line):
         yield Fact("symbol", m[1], _quote(line, m), m[2])
-    if "not found" in line or "not defined" in line:
+    if "not found" in line or "not defined" in line or "version `" in line:
         asked = _NODE_LIB.search(line)
         for m in _NODE.finditer(line):
             yield Fact("version-node", f"{m[1]}_{m[2]}", _quote(line, m),
