@@ -201,7 +201,7 @@ def _libraries(line: str, context: str) -> Iterator[Fact]:
         name = m[0]
         if name.lower().endswith(".so") and not name.startswith("lib"):
             continue
-        state = ("asked" if _NODE.search(line) and "version" in line else  # a symbol version
+        state = ("asked" if _NODE.search(line) else  # a symbol version, not the library
                  "too-old" if _TOO_OLD.search(line) else
                  "missing" if _MISSING.search(line) or _MISSING.search(context) else None)
         yield Fact("library", name, _quote(line, m), state)

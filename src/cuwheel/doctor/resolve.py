@@ -107,7 +107,8 @@ def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
             ms = ", ".join(f"CUDA {c.major}: {c.distribution}" for c in comps)
             own = _own_major(comps[0].name, f.value)
             mine = f" {own}" if own else ""
-            because.append(f"{f.value} is {comps[0].name}{mine} ({ms}).")
+            because.append(f"{f.value}: {ms}." if f.kind == "component" else
+                           f"{f.value} is {comps[0].name}{mine} ({ms}).")
             pin = f"=={own}.*" if own else ""
             install += [c.distribution + pin for c in comps if c.distribution + pin not in install]
             continue
@@ -156,23 +157,26 @@ def _symbol_version(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution |
     policies = load_tag_policies()
     arch = "aarch64" if any("aarch64" in f.quote for f in facts) else "x86_64"
     because: list[str] = []
-    worst: tuple[int, str] | None = None
+    glibc: tuple[int, ...] | None = None
     for f in used:
         if f.kind != "version-node":
             continue
         asked = f" of {f.detail}" if f.detail else ""
         p = policies.oldest_allowing("manylinux", arch, f.value)
         if p is not None:
-            libc = f"glibc {p.libc[0]}.{p.libc[1]}"
-            because.append(f"{f.value}{asked} is first allowed by {p.name} ({libc} systems).")
-            if worst is None or p.priority < worst[0]:
-                worst = (p.priority, p.name)
+            because.append(f"{f.value}{asked}: {p.name} is the oldest manylinux policy "
+                           "allowing it.")
         elif policies.governs("manylinux", arch, f.value):
             because.append(f"{f.value}{asked} is newer than every manylinux policy allows: a "
                            "build with a toolchain newer than any manylinux image's.")
-    if worst:
-        because.append(f"so the binary needs a system at least as new as {worst[1]}"
-                       f" ({arch} assumed where the text does not say).")
+        if f.value.startswith("GLIBC_"):
+            v = tuple(int(x) for x in f.value[6:].split("."))
+            glibc = max(glibc or v, v)
+    if glibc:
+        because.append(f"so this system's glibc is older than {'.'.join(map(str, glibc))}, "
+                       "the newest version the binary asks for.")
+    if because and arch == "x86_64" and not any("x86_64" in f.quote for f in facts):
+        because.append("(policies of x86_64: the text names no architecture)")
     return Resolution(tuple(because))
 
 
@@ -194,23 +198,33 @@ def _driver_floor(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | N
     os = _os(facts) or "linux"
     because: list[str] = []
     drivers = [f.value for f in _of(facts, "driver")]
-    majors = _majors(facts) or [12, 13]
-    for m in majors:
-        floor = minor_compat_floor(m)
-        if floor is None:
-            continue
-        need = floor.driver_windows if os == "windows" else floor.driver_linux
-        because.append(f"a CUDA {m} runtime needs driver >= {need} ({os}).")
-    if any(u.value.lower().endswith("unsupportedptxversion") or "PTX" in u.value for u in used):
+    ptx = any("ptx" in u.value.lower() for u in used if u.kind == "cuda-error")
+    if ptx:  # PTX needs the driver of the toolkit that compiled it, not the runtime's floor
         for f in _of(facts, "cuda"):
             try:
                 r = release(f.value)
             except LookupError:
                 continue
-            if r.driver_linux:
-                because.append(f"PTX of CUDA {r.name} needs driver >= {r.driver_linux}.")
+            need = r.driver_windows if os == "windows" else r.driver_linux
+            if need:
+                because.append(f"PTX of CUDA {r.name} needs driver >= {need} ({os}).")
+    else:
+        for m in _majors(facts) or [12, 13]:
+            floor = minor_compat_floor(m)
+            need = None if floor is None else (
+                floor.driver_windows if os == "windows" else floor.driver_linux)
+            if need:
+                because.append(f"a CUDA {m} runtime needs driver >= {need} ({os}).")
     if drivers:
         because.append(f"the text shows driver {', '.join(drivers)}.")
+    return Resolution(tuple(because))
+
+
+def _forward_compat(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
+    from cuwheel.knowledge.catalog import forward_compat
+
+    fc = forward_compat()
+    because = [f"forward compatibility applies to {fc.applies_to} only."] if fc else []
     return Resolution(tuple(because))
 
 
@@ -259,6 +273,7 @@ RESOLVERS: dict[str, Resolver] = {
     "symbol-version": _symbol_version,
     "torch-build": _torch_build,
     "driver-floor": _driver_floor,
+    "forward-compat": _forward_compat,
     "gpu-arch": _gpu_arch,
     "nvjitlink": _nvjitlink,
 }
