@@ -2,7 +2,8 @@
 the share of packaging cases whose leading cause is the one the thread established, and
 the controls (not packaging problems) given no packaging diagnosis.
 
-    PYTHONPATH=src python bench/explain_corpus.py [--before] [--file tests/data/explain/heldout.toml]
+    PYTHONPATH=src python bench/explain_corpus.py [--before]
+        [--file tests/data/explain/heldout.toml]
 
 ``--before`` scores the ten-pattern matcher this replaced (``cuwheel.doctor.errors.
 match_errors``, its ids mapped to the corpus' cause classes): run it with the old tree,
