@@ -81,7 +81,20 @@ def _named_files(env: Environment, facts: Iterable[Fact]) -> dict[str, Distribut
     return out
 
 
-def _one(cause: Cause, env: Environment, diagnosis: Diagnosis | None) -> list[Blame]:
+def _components(library: str) -> tuple[Any, ...]:
+    from cuwheel.knowledge.catalog import find_library
+
+    return find_library(library)
+
+
+def _by_name(component: str) -> list[Any]:
+    from cuwheel.knowledge.catalog import load_catalog
+
+    return [c for c in load_catalog().components if c.name == component]
+
+
+def _one(cause: Cause, facts: tuple[Fact, ...], env: Environment,
+         diagnosis: Diagnosis | None) -> list[Blame]:
     out: list[Blame] = []
     seen: set[tuple[str, str]] = set()
 
@@ -92,9 +105,22 @@ def _one(cause: Cause, env: Environment, diagnosis: Diagnosis | None) -> list[Bl
 
     for label in _named_files(env, cause.facts):
         add(label, "culprit", "the text names its file")
+    tools = {t.value for t in facts if t.kind == "tool"} - {"loader", "pip", "ptxas", "nvcc"}
+    for d in env.distributions:  # the package whose own message the text is
+        key = d.name.lower().replace("_", "-")
+        if any(key == t or key.startswith(t + "-") for t in tools):
+            add(d.label, "culprit", "its message is the text's")
+    majors: set[int] = set()
     for f in cause.facts:
         for d in env.distributions:
-            if f.kind == "library":
+            if f.kind == "component":  # "Unable to load cuSPARSE": whose binaries link it
+                for b in d.binaries:
+                    for n in b.needed:
+                        for c in _components(n):
+                            if c.name == f.value:
+                                majors.add(c.major)
+                                add(d.label, "culprit", f"{os.path.basename(b.path)} needs {n}")
+            elif f.kind == "library":
                 files = _needs(d, f.value)
                 if files:
                     add(d.label, "culprit", f"{files[0]} needs {f.value}")
@@ -105,6 +131,10 @@ def _one(cause: Cause, env: Environment, diagnosis: Diagnosis | None) -> list[Bl
     installed = {d.name.lower().replace("_", "-"): d for d in env.distributions}
     for req in cause.install:
         name = req.split("==")[0].lower()
+        if majors and not any(c.distribution.lower() == name and c.major in majors
+                              for f in cause.facts if f.kind == "component"
+                              for c in _by_name(f.value)):
+            continue  # the culprits link another major's copy
         have = installed.get(name)
         if have is None:
             add(name, "supplier", "not installed: pip install " + req)
@@ -129,6 +159,6 @@ def _one(cause: Cause, env: Environment, diagnosis: Diagnosis | None) -> list[Bl
 def blame(td: TextDiagnosis, env: Environment,
           diagnosis: Diagnosis | None = None) -> tuple[Blame, ...]:
     """The distributions of ``env`` behind each packaging cause of ``td``, culprits first."""
-    out = [b for c in td.causes if c.packaging for b in _one(c, env, diagnosis)]
+    out = [b for c in td.causes if c.packaging for b in _one(c, td.facts, env, diagnosis)]
     out.sort(key=lambda b: b.role != "culprit")
     return tuple(out)
