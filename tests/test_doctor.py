@@ -450,3 +450,21 @@ def test_error_text_with_the_environment(tmp_path: Path,
     assert doc["error"]["causes"][0]["id"] == "library-missing"
     assert {"cause": "library-missing", "distribution": "cw-rt 1.0", "role": "culprit",
             "reason": "rt13.so needs libcudart.so.13"} in doc["error"]["distributions"]
+
+
+def test_symbol_culprits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The distribution whose binary asks for the symbol or the symbol version a text
+    names is the culprit; one whose binaries do not is not named."""
+    make_dist(tmp_path, "cw-ext", {"cw_ext/k.so": BIN / "sm80only.so"})
+    make_dist(tmp_path, "cw-rt", {"cw_rt/rt13.so": DOC / "rt13.so"})
+    for text, reason in [
+        ("x.so: /lib64/libstdc++.so.6: version `CXXABI_1.3' not found (required by x.so)",
+         "k.so asks for CXXABI_1.3"),
+        ("ImportError: x.so: undefined symbol: __cudaGetKernel", "k.so asks for __cudaGetKernel"),
+    ]:
+        assert cuwheel.cli.main(["explain", text, "--path", str(tmp_path), "-f", "json"]) == 0
+        doc = json.loads(capsys.readouterr()[0])
+        blames = doc["errors"][0]["distributions"]
+        assert {"cause": doc["errors"][0]["causes"][0]["id"], "distribution": "cw-ext 1.0",
+                "role": "culprit", "reason": reason} in blames
+        assert not [b for b in blames if b["distribution"].startswith("cw-rt")]
