@@ -193,7 +193,7 @@ def test_error_text_names_library_and_symbol() -> None:
 def test_explain_text_and_no_match(capsys: pytest.CaptureFixture[str]) -> None:
     rc = cuwheel.cli.main(["explain", TEXTS[4][0], "--color", "never"])
     out, _ = capsys.readouterr()
-    assert rc == 0 and out.startswith("cause: a library is not found by the loader")
+    assert rc == 0 and out.startswith("cause: libcudart.so.12 not found by the loader")
     assert "ENV004" in out and "nvidia-cuda-runtime-cu12" in out and "libcudart.so.12" in out
     assert "find the culprit: cuwheel doctor" in out
     rc = cuwheel.cli.main(["explain", "the printer is on fire", "-f", "json"])
@@ -436,7 +436,7 @@ def test_error_text_with_the_environment(tmp_path: Path,
     text = "ImportError: libcudart.so.13: cannot open shared object file: No such file or directory"
     assert cuwheel.cli.main(["explain", text, "--path", str(tmp_path), "--color", "never"]) == 0
     out = capsys.readouterr()[0]
-    assert out.startswith("culprit: cw-rt 1.0: a library is not found by the loader")
+    assert out.startswith("culprit: cw-rt 1.0: libcudart.so.13 not found by the loader")
     assert "supplier: nvidia-cuda-runtime [library-missing]: not installed" in out
     assert "cw-other" not in out
     argv = ["doctor", "--path", str(tmp_path), "--gpu", "H100", "--driver", "580",

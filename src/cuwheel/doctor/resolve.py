@@ -27,6 +27,7 @@ class Resolution:
     install: tuple[str, ...] = ()  # distributions / requirements that would supply the fix
     sure: bool | None = None  # None: the rule's own
     fix: str | None = None  # a fix more precise than the rule's
+    title: str | None = None  # a title naming what the facts name, instead of the rule's
 
 
 Resolver = Callable[[Sequence[Fact], Sequence[Fact]], Resolution | None]
@@ -134,7 +135,9 @@ def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
                        "needs (another version of it)." if f.value == "127" else
                        "Windows error 126: the DLL (or one it needs) was not found.")
     fix = " or ".join(f"pip install {r}" for r in install) if install else None
-    return Resolution(tuple(because), tuple(install), sure, fix)
+    named = [f.value for f in names if not (f.kind == "library" and is_driver_library(f.value))]
+    title = f"{', '.join(named[:2])} not found by the loader" if named else None
+    return Resolution(tuple(because), tuple(install), sure, fix, title)
 
 
 def _driver_library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
@@ -172,12 +175,15 @@ def _symbol_version(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution |
         if f.value.startswith("GLIBC_"):
             v = tuple(int(x) for x in f.value[6:].split("."))
             glibc = max(glibc or v, v)
+    title = None
     if glibc:
-        because.append(f"so this system's glibc is older than {'.'.join(map(str, glibc))}, "
-                       "the newest version the binary asks for.")
+        need = ".".join(map(str, glibc))
+        because.append(f"so this system's glibc is older than {need}, the newest version the "
+                       "binary asks for.")
+        title = f"the system's glibc is older than {need}, which a binary needs"
     if because and arch == "x86_64" and not any("x86_64" in f.quote for f in facts):
         because.append("(policies of x86_64: the text names no architecture)")
-    return Resolution(tuple(because))
+    return Resolution(tuple(because), title=title)
 
 
 # -- torch builds ----------------------------------------------------------------------
