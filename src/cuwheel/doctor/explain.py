@@ -53,8 +53,9 @@ class TextDiagnosis:
 def _cause(rule: Rule, used: list[Fact], res: Resolution) -> Cause:
     sure = rule.sure if res.sure is None else (rule.sure and res.sure)
     fix = rule.fix if res.fix is None else f"{res.fix}; or: {rule.fix}"
-    return Cause(rule.id, res.title or rule.title, rule.packaging, sure, rule.cause, fix, res.because,
-                 res.install if rule.packaging else (), tuple(used), rule.codes, rule.command)
+    return Cause(rule.id, res.title or rule.title, rule.packaging, sure, rule.cause, fix,
+                 res.because, res.install if rule.packaging else (), tuple(used), rule.codes,
+                 rule.command)
 
 
 def diagnose_text(text: str, rules: tuple[Rule, ...] | None = None) -> TextDiagnosis:
