@@ -121,9 +121,13 @@ def _run(args: argparse.Namespace) -> int:
     env, diagnosis = _machine(args) if texts else (None, None)
     blames = []
     if env is not None:
-        from cuwheel.doctor.culprits import blame
+        from cuwheel.cli._common import info
+        from cuwheel.doctor.culprits import NEEDS_TARGET, blame
 
         blames = [blame(td, env, diagnosis) for td in texts]
+        if diagnosis is None and any(c.id in NEEDS_TARGET for td in texts for c in td.causes):
+            info("which distribution lacks code for the GPU or needs a newer driver: add "
+                 "--gpu NAME and --driver VERSION")
     if everything:
         from cuwheel.checks.codes import CODES
         from cuwheel.render.explain import list_text

@@ -11,6 +11,7 @@ for the GPU or needing a newer driver.  docs/doctor.md#error-texts.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,11 @@ from cuwheel.doctor.facts import Fact
 if TYPE_CHECKING:
     from cuwheel.doctor.diagnose import Diagnosis
 
-__all__ = ["Blame", "blame"]
+__all__ = ["NEEDS_TARGET", "Blame", "blame"]
+
+# the causes only doctor's diagnosis on a GPU + driver can pin on a distribution
+NEEDS_TARGET = frozenset({"no-kernel-image", "ptx-jit-failed", "driver-too-old",
+                          "forward-compat", "ptx-too-new"})
 
 # the doctor findings each cause's error comes from (docs/checks.md#env)
 _FINDINGS = {
@@ -112,6 +117,14 @@ def _one(cause: Cause, facts: tuple[Fact, ...], env: Environment,
             add(d.label, "culprit", "its message is the text's")
     majors: set[int] = set()
     for f in cause.facts:
+        m = re.search(r"while importing ([\w.]{1,100})", f.quote) if f.kind == "symptom" else None
+        if m:  # Windows: "DLL load failed while importing _C": the module's distribution
+            mod = m[1].rsplit(".", 1)[-1] + "."
+            for d in env.distributions:
+                hit = next((p for p in d.files if os.path.basename(p).startswith(mod)
+                            and p.lower().endswith((".pyd", ".so"))), None)
+                if hit:
+                    add(d.label, "culprit", f"{os.path.basename(hit)} failed to import")
         for d in env.distributions:
             if f.kind == "component":  # "Unable to load cuSPARSE": whose binaries link it
                 for b in d.binaries:
