@@ -474,7 +474,8 @@ def test_windows_import_culprit(tmp_path: Path, capsys: pytest.CaptureFixture[st
     """'DLL load failed while importing _C' names the distribution that owns module _C."""
     make_dist(tmp_path, "cw-win", {"cw_win/_C.cp312-win_amd64.pyd": BIN / "win_hostonly.dll"})
     make_dist(tmp_path, "cw-other", {"cw_other/k.pyd": BIN / "win_hostonly.dll"})
-    text = "ImportError: DLL load failed while importing _C: The specified module could not be found."
+    text = ("ImportError: DLL load failed while importing _C: The specified module could not "
+            "be found.")
     assert cuwheel.cli.main(["explain", text, "--path", str(tmp_path), "-f", "json"]) == 0
     (err,) = json.loads(capsys.readouterr()[0])["errors"]
     assert err["causes"][0]["id"] == "library-missing" and not err["causes"][0]["sure"]
