@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cuwheel.checks.codes import CODES
 from cuwheel.doctor import diagnose_text, extract_facts
@@ -131,3 +133,16 @@ def test_hostile_text_is_bounded() -> None:
     diagnose_text(text + "libcuda.so.1: cannot open shared object file" * 1000)
     diagnose_text("(" * 300000)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_utime - before < 20  # CPU seconds
+
+
+_PIECES = ["libcublas.so.12", "cudnn64_8.dll", "undefined symbol: _ZN3c10x", "version `GLIBC_2.",
+           "CUDA error 2", "sm_", "capability 8.", "+cu12", "Driver Version: 5", "not found",
+           "Error code 12", "\\", "`", "'", "(", ")", ":", "\n", " ", "\x00", "é", "NCCL WARN"]
+
+
+@given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=20), max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_any_text_is_answered_or_unknown(parts: list[str]) -> None:
+    d = diagnose_text("".join(parts))  # never raises
+    for c in d.causes:
+        assert c.title and c.fix and (c.packaging or not c.install)
