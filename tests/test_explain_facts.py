@@ -146,3 +146,19 @@ def test_any_text_is_answered_or_unknown(parts: list[str]) -> None:
     d = diagnose_text("".join(parts))  # never raises
     for c in d.causes:
         assert c.title and c.fix and (c.packaging or not c.install)
+
+
+def test_a_whole_log_of_every_corpus_text() -> None:
+    """Every corpus text in one 256 KiB log (CI logs hold many errors): answered, each
+    cause once, in bounded CPU time; a CUDA major alone (xla_cuda12) names no release."""
+    import tomllib
+
+    corpus = Path(__file__).parent / "data" / "explain" / "corpus.toml"
+    log = "\n".join(c["text"] for c in tomllib.loads(corpus.read_text("utf-8"))["case"])
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    d = diagnose_text((log + "\n") * 40)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_utime - before < 20
+    ids = [c.id for c in d.causes]
+    assert len(ids) == len(set(ids)) >= 15
+    assert diagnose_text("jax_plugins/xla_cuda12: the provided PTX was compiled with an "
+                         "unsupported toolchain.").lead is not None

@@ -207,9 +207,11 @@ def _driver_floor(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | N
     ptx = any("ptx" in u.value.lower() for u in used if u.kind == "cuda-error")
     if ptx:  # PTX needs the driver of the toolkit that compiled it, not the runtime's floor
         for f in _of(facts, "cuda"):
+            if "." not in f.value:
+                continue  # a major alone ("xla_cuda12") names no release
             try:
                 r = release(f.value)
-            except LookupError:
+            except (LookupError, ValueError):  # a release the catalog does not know
                 continue
             need = r.driver_windows if os == "windows" else r.driver_linux
             if need:
