@@ -162,3 +162,29 @@ def test_a_whole_log_of_every_corpus_text() -> None:
     assert len(ids) == len(set(ids)) >= 15
     assert diagnose_text("jax_plugins/xla_cuda12: the provided PTX was compiled with an "
                          "unsupported toolchain.").lead is not None
+
+
+@pytest.mark.parametrize(("text", "cause"), [
+    ("version 'GLIBC_2.34' not found", "glibc-too-old"),
+    ("GLIBCXX_3.4.30 not found", "libstdcxx-too-old"),
+    ("version `CXXABI_1.3.13' not found", "libstdcxx-too-old"),
+    ("Library libcublas.so.12 is not found or cannot be loaded", "library-missing"),
+    ("Could not load library cudnn_ops_infer64_8.dll", "library-missing"),
+    ("Could not load dynamic library 'cudart64_110.dll'", "library-missing"),
+    ("Unable to load cuSPARSE", "library-missing"),
+    ("Failed to dlopen libcuda.so", "driver-missing"),
+    ("The third-party dynamic library (cudnn64_8.dll) that Paddle depends on is not configured "
+     "correctly", "library-missing"),
+    ("Torch not compiled with CUDA enabled", "torch-cpu-build"),
+    ("operator torchvision::nms does not exist", "torchvision-mismatch"),
+    ("libnvJitLink.so.12 is too old", "nvjitlink-skew"),
+    ("ptxas fatal : Value 'sm_121a' is not defined for option 'gpu-name'", "toolkit-arch"),
+    ("no device code compatible with CUDA arch 520", "no-kernel-image"),
+    ("CUDA error 209", "no-kernel-image"),
+    ("error code 804", "forward-compat"),
+    ("CUresult 222", "ptx-too-new"),
+])  # fmt: skip
+def test_the_issues_own_examples(text: str, cause: str) -> None:
+    """Issue 32 lists these as unmatched by the ten patterns; each leads with its cause."""
+    d = diagnose_text(text)
+    assert d.lead is not None and d.lead.id == cause, [c.id for c in d.causes]

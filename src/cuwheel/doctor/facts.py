@@ -136,7 +136,7 @@ _SYMPTOMS = (
     ("torch-cpu-build", re.compile(r"Torch not compiled with CUDA enabled", re.I)),
     ("torchvision-op-missing", re.compile(r"(?:operator|No such operator) torchvision::\w+")),
     ("arch-not-in-build", re.compile(r"is not compatible with the current PyTorch installation|"
-                                     r"has no device code compatible with CUDA arch")),
+                                     r"no device code compatible with CUDA arch")),
     ("ptxas-unknown-arch", re.compile(r"is not defined for option 'gpu-name'|"
                                       r"nvrtc: error: invalid value for --gpu-architecture")),
     ("no-driver", re.compile(r"Found no NVIDIA driver|no NVIDIA driver (?:on|is installed)", re.I)),
