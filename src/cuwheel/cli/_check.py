@@ -166,8 +166,6 @@ def _artifact(path: str) -> Source:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from cuwheel.checks import check_installed, check_wheel
     from cuwheel.checks.artifact import check_artifact
     from cuwheel.checks.claims import claim_from_archs
@@ -176,8 +174,8 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.checks.policy import parse_prefixes
     from cuwheel.cli._progress import progress
     from cuwheel.config import load_config
-    from cuwheel.plan.select import ENV_ROW
-    from cuwheel.render.check import render, text_block, text_table
+    from cuwheel.checks.findings import Unreadable
+    from cuwheel.render.check import render, text_block, text_table, unreadable_block
 
     if args.output:
         check_output_path(args.output)
@@ -203,15 +201,12 @@ def _run(args: argparse.Namespace) -> int:
 
         profile(args.profile)  # ConfigError naming the known ones
         policy = policy.with_options(profile=args.profile)
-    # Without a project configuration the built-in rows are the seed project's own: a wheel
-    # of anyone else is audited, unless a row of them is asked for by name (--row, or
-    # CUWHEEL_ROW as `cuwheel plan --format env` exports it).
+    # Which row judges a wheel is the library's decision (checks/rowpick.py): the CLI
+    # passes the configuration and what was typed.
     audit: bool | None = True if args.audit else None
-    if config.path is None and not (args.row or os.environ.get(ENV_ROW, "").strip()):
-        audit = True
     claim = claim_from_archs(args.archs) if args.archs else None
     reports = []
-    unusable: list[str] = []
+    unusable: list[Unreadable] = []
     if not (args.wheels or args.dist or args.env):
         raise ConfigError("nothing to check: name wheels or directories, or --dist NAME / --env")
     artifacts = [_artifact(a) for a in args.artifact]
@@ -222,41 +217,44 @@ def _run(args: argparse.Namespace) -> int:
     width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
     # Text on stdout is written a wheel at a time (the first answer does not wait for the
     # tenth wheel); the same bytes as one render() of every report.
-    stream = args.format == "text" and not args.output and not args.quiet
+    stream = args.format == "text" and args.output in (None, "-") and not args.quiet
     with progress(args, "check", total=len(wheels), unit="wheels") as bar:
         for w, installed in wheels:
             try:
                 if installed:
                     report = check_installed(
-                        w, config.rows, policy, train=args.train, platform=args.platform,
+                        w, config, policy, train=args.train, platform=args.platform,
                         row=args.row, claim=claim, audit=audit, gpus=args.gpus,
                         index=args.index,
                     )  # fmt: skip
                 else:
                     report = check_wheel(
-                        w, config.rows, policy, train=args.train, platform=args.platform,
+                        w, config, policy, train=args.train, platform=args.platform,
                         row=args.row, claim=claim, audit=audit, gpus=args.gpus,
                         index=args.index, progress=bar,
                     )  # fmt: skip
-                if config.path is not None:
-                    report = replace(report, config=config.path)
                 for art in artifacts:
                     report = check_artifact(report, art, policy)
                 reports.append(report)
                 if stream:
                     write_output(args, text_block(report, verbose=args.verbose, width=width))
             except CuwheelError as exc:
-                if len(wheels) == 1 or isinstance(exc, IndexUnusable):
+                if isinstance(exc, IndexUnusable):
                     raise
-                # One unusable wheel does not hide the others' results; the run exits 2.
+                # An input that cannot be checked is a failed entry of every format and
+                # does not hide the others' results; the run exits 2.
                 error(str(exc))  # above the bar: rich redirects stderr while it shows
-                unusable.append(str(exc))
+                unusable.append(Unreadable(w, str(exc)))
+                if stream:
+                    write_output(args, unreadable_block(unusable[-1]))
             if bar is not None:
                 bar.step(w)
-    if reports and stream:
-        write_output(args, text_table(reports))
-    elif reports:
-        write_output(args, render(reports, args.format, verbose=args.verbose, width=width))
+    if stream:
+        if reports or len(unusable) > 1:
+            write_output(args, text_table(reports, unusable))
+    else:
+        write_output(args, render(reports, args.format, verbose=args.verbose, width=width,
+                                  unreadable=unusable))
     if unusable:
         return 2
     return 0 if all(r.passed for r in reports) else 1
