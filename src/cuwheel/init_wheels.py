@@ -303,6 +303,11 @@ def _row_of(platform: str | None, group: list[_Facts]) -> DerivedRow:
             + (f" (some ship {_arch_names(union)})" if union else " (no device code)")
             + "; write its row by hand"
         )
+    # A row read off a wheel whose build contract is unknown is the common part of its
+    # libraries: judged by what loads (audit), not as an exact list; and a wheel with no
+    # +cuXYZ (every wheel on PyPI) says its row's wheels carry none.
+    local = any("+" in w.split("-")[1] for w in wheels if w.count("-") >= 4)
     row = Row(name=f"{platform}-{train}", platform=platform, cuda=(release.name,), sass=sass,
-              ptx=ptx, dependencies=deps, library_trains=tuple(lib_trains))
+              ptx=ptx, dependencies=deps, library_trains=tuple(lib_trains), profile="audit",
+              local_version=local)
     return DerivedRow(row, train, wheels, tuple(comments))

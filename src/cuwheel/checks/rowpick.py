@@ -32,7 +32,7 @@ from cuwheel.plan.select import (
 )
 from cuwheel.rules.runtime import runtime_majors
 
-__all__ = ["Evidence", "Matrix", "matrix_rows", "pick_by_evidence", "pick_by_name",
+__all__ = ["Evidence", "Matrix", "asked_row", "matrix_rows", "pick_by_evidence", "pick_by_name",
            "wheel_evidence"]
 
 
@@ -84,6 +84,16 @@ def wheel_evidence(source: Source) -> Evidence:
                                                          source.binaries):
         return Evidence(None, None, "nothing in its libraries names a CUDA train")
     return Evidence(CPU_TRAIN, None, "no CUDA code or link in the wheel")
+
+
+def asked_row(rows: Sequence[Row], *, row: str | None, train: str | None) -> None:
+    """ConfigError (before any wheel is read) when ``row`` names no row of ``rows`` or
+    ``train`` names no train: a mistake of the run, not of one wheel."""
+    if row is not None and not any(r.name == row for r in rows):
+        known = ", ".join(r.name for r in rows) or "none"
+        raise ConfigError(f"--row: no row named {row!r}; known rows: {known}")
+    if train:
+        parse_train(train)
 
 
 def _asked_train(train: str | None, name: WheelName | None,

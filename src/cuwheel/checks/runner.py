@@ -290,16 +290,16 @@ def _check_read(
         local = parse_wheel_name(p).local
         report = check_source(source, plan, policy, local=local, train_from=train_from,
                               claim=claim, audit=True, notes=notes, extra=extra)
-        report = replace(report, row_from=f"audit: train from {train_from}")
+        report = replace(report, row_from=f"train from {train_from}")
     return report
 
 
 def _row_from(sel: Selection) -> str:
     """How the row was chosen, for the report's first lines."""
     if sel.row_from in ("--row", f"${ENV_ROW}"):
-        return sel.row_from
+        return f"row chosen by {sel.row_from}"
     where = f" and {sel.platform_from}" if sel.platform_from and not sel.plan.train.is_cpu else ""
-    return f"{sel.train_from}{where}"
+    return f"row chosen by {sel.train_from}{where}"
 
 
 def audit_plan(

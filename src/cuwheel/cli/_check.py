@@ -67,6 +67,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--strict", action="store_true", help="same as --fail-on warning")
     p.add_argument(
+        "--exit-zero", action="store_true",
+        help="exit 0 even when findings fail the run (reports still say FAIL); unusable "
+        "input or configuration still exits 2",
+    )  # fmt: skip
+    p.add_argument(
         "--device-code",
         choices=("strict", "warn"),
         help="warn: device-code coverage findings are warnings",
@@ -172,6 +177,7 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.checks.codes import Severity
     from cuwheel.checks.index import IndexUnusable
     from cuwheel.checks.policy import parse_prefixes
+    from cuwheel.checks.rowpick import asked_row
     from cuwheel.cli._progress import progress
     from cuwheel.config import load_config
     from cuwheel.checks.findings import Unreadable
@@ -179,9 +185,10 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output_path(args.output)
-    if args.archs and args.gpus:
-        raise ConfigError("--archs and --gpus both name a claim: give one")
+    _refuse_contradictions(args)
     config = load_config(args.config)
+    if not args.audit:
+        asked_row(config.rows, row=args.row, train=args.train)
     problems: list[str] = []
     select = parse_prefixes(args.select, "--select", problems)
     ignore = parse_prefixes(args.ignore, "--ignore", problems)
@@ -257,7 +264,23 @@ def _run(args: argparse.Namespace) -> int:
                                   unreadable=unusable))
     if unusable:
         return 2
-    return 0 if all(r.passed for r in reports) else 1
+    return 0 if args.exit_zero or all(r.passed for r in reports) else 1
+
+
+# Flags that say opposite things: refused in one line (exit 2), never one silently winning.
+_CONTRADICTIONS = (
+    ("archs", "gpus", "--archs and --gpus both name a claim: give one"),
+    ("strict", "fail_on", "--strict is --fail-on warning: give one of them"),
+    ("audit", "row", "--audit judges the wheel without a row, --row names one: give one"),
+    ("quiet", "stdout", "-q prints nothing on stdout, -o - writes the result there: give one"),
+)
+
+
+def _refuse_contradictions(args: argparse.Namespace) -> None:
+    for a, b, message in _CONTRADICTIONS:
+        second = args.output == "-" if b == "stdout" else getattr(args, b)
+        if getattr(args, a) and second:
+            raise ConfigError(message)
 
 
 EXAMPLES = """\

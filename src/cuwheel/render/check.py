@@ -74,7 +74,7 @@ def _row_lines(r: WheelReport) -> list[str]:
     """The row and what chose it: the report's first lines."""
     out = [f"  {_row_line(r)}"]
     if r.row_from:
-        out.append(f"  chosen by: {r.row_from}")
+        out.append(f"  {r.row_from}")
     return out
 
 
@@ -200,8 +200,8 @@ def _brief(reports: Sequence[WheelReport]) -> list[str]:
     lines: list[str] = []
     for r in reports:
         lines.append(f"cuwheel check {r.wheel}")
-        lines += _row_lines(r)
         lines.append(f"  {_summary(r)}")
+        lines += _row_lines(r)
         lines += [f"    {line}" for line in _grouped(r.findings)]
         with_findings = {f.library or WHEEL for f in r.findings}
         ok = [lib for lib in r.libraries if lib not in with_findings]
