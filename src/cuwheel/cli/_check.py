@@ -122,6 +122,12 @@ def register(subparsers: Any) -> None:
         ".pte/.ptd, a Triton cache directory or a library (its CUDA train, GPUs, host ISA; "
         "ART codes; repeatable)",
     )  # fmt: skip
+    p.add_argument(
+        "--cpu-baseline", metavar="LEVEL",
+        help="the CPU level the machines an --artifact runs on promise: baseline, "
+        "x86-64-v2, x86-64-v3 or x86-64-v4 (host code needing more is ART004, an error; "
+        "without it ART004 is a warning)",
+    )  # fmt: skip
     add_output(p, CHECK_FORMATS)
     p.set_defaults(handler=_run)
 
@@ -186,6 +192,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output)
     _refuse_contradictions(args)
+    from cuwheel.checks.artifact import CPU_LEVELS
+
+    if args.cpu_baseline is not None and args.cpu_baseline not in CPU_LEVELS:
+        raise ConfigError(f"--cpu-baseline must be one of {', '.join(CPU_LEVELS)}, "
+                          f"got {args.cpu_baseline!r}")
     config = load_config(args.config)
     if not args.audit:
         asked_row(config.rows, row=args.row, train=args.train)
@@ -241,7 +252,9 @@ def _run(args: argparse.Namespace) -> int:
                         index=args.index, progress=bar,
                     )  # fmt: skip
                 for art in artifacts:
-                    report = check_artifact(report, art, policy)
+                    report = check_artifact(report, art, policy,
+                                            gpus_claimed=bool(args.gpus or args.archs),
+                                            cpu_baseline=args.cpu_baseline)
                 reports.append(report)
                 if stream:
                     write_output(args, text_block(report, verbose=args.verbose, width=width))
