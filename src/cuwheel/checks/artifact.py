@@ -18,7 +18,7 @@ from cuwheel.model.artifact import ArtifactFacts
 from cuwheel.model.inventory import CodeKind, Source
 from cuwheel.rules.artifact import code_archs, covers, isa_needs
 
-__all__ = ["CPUCPU_LEVELS", "artifact_findings", "artifact_summary", "check_artifact"]
+__all__ = ["CPU_LEVELS", "artifact_findings", "artifact_summary", "check_artifact"]
 
 def _machine(name: str | None) -> str | None:
     """One name per instruction set (``AMD64`` -> x86_64, ``arm64`` -> aarch64), as

@@ -29,7 +29,6 @@ __all__ = [
     "render",
     "text_block",
     "text_table",
-    "unreadable_block",
     "to_github",
     "to_json",
     "to_json_data",
@@ -37,6 +36,7 @@ __all__ = [
     "to_sarif",
     "to_sarif_data",
     "to_text",
+    "unreadable_block",
 ]
 
 JSON_SCHEMA_VERSION = COMMANDS["check"]
