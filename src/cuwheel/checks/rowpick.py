@@ -139,7 +139,7 @@ def pick_by_name(
         failed = exc
     chosen, said = asked
     plat = platform or name.platform
-    _match(rows, chosen, None, plat, f"{said} ({_what(chosen, None, plat)})", name, config)
+    _match(rows, chosen, None, plat, f"{_what(chosen, None, plat)}, from {said}", name, config)
     raise failed  # a row matches: select() refused for another reason (the platform)
 
 
@@ -157,7 +157,7 @@ def pick_by_evidence(
     plat = platform or name.platform
     platform_from = "--platform" if platform else (
         f"the wheel's tag {', '.join(name.platform_tags)}" if name.platform else None)
-    said = f"{ev.evidence} ({_what(ev.train, ev.major_only, plat)})"
+    said = f"{_what(ev.train, ev.major_only, plat)}, from {ev.evidence}"
     if ev.train is None:
         _refuse(rows, [], said, plat, name, config)
     assert ev.train is not None
