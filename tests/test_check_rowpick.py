@@ -21,39 +21,7 @@ from cuwheel.cli import main
 from cuwheel.config import load_config
 from cuwheel.errors import ConfigError
 
-# ExecuTorch's rows as a release engineer writes them: no profile, no extra key.
-EXECUTORCH = """\
-[[rows]]
-name = "linux-x86_64-cu13"
-platform = "linux-x86_64"
-cuda = "13"
-sass = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
-
-[[rows]]
-name = "linux-aarch64-cu13"
-platform = "linux-aarch64"
-cuda = "13"
-sass = ["sm_90", "sm_100", "sm_110"]
-ptx = "none"
-
-[[rows]]
-name = "jetson-cu126"
-platform = "linux-aarch64"
-cuda = "12.6"
-sass = ["sm_87"]
-ptx = "none"
-
-[[rows]]
-name = "win-amd64-cu13"
-platform = "win-amd64"
-cuda = ["13.2", "13.4"]
-sass = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
-dependencies = "none"
-
-[[rows]]
-name = "cpu"
-cuda = "cpu"
-"""
+EXECUTORCH = cw.EXECUTORCH_TOML
 
 # Two CUDA 13 rows on one platform: a wheel that names only the major is ambiguous.
 SPLIT = """\
