@@ -38,7 +38,22 @@ cuda = "13.2"
 sass = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
 """
 
-CONFIGS = {"executorch": EXECUTORCH, "split": SPLIT, "none": None}
+# CUDA 12.6 and 12.8 rows: a library that only links libcudart.so.12 needs a record to pick.
+TWELVE = """\
+[[rows]]
+name = "x86-12.6"
+platform = "linux-x86_64"
+cuda = "12.6"
+sass = ["sm_80", "sm_90"]
+
+[[rows]]
+name = "x86-12.8"
+platform = "linux-x86_64"
+cuda = "12.8"
+sass = ["sm_80", "sm_90"]
+"""
+
+CONFIGS = {"executorch": EXECUTORCH, "split": SPLIT, "twelve": TWELVE, "none": None}
 
 
 def _spec(kind: str, version: str) -> cw.Spec:
@@ -51,6 +66,14 @@ def _spec(kind: str, version: str) -> cw.Spec:
         # a host library linking libcudart.so.13, no device code: only the major is named
         "rt13": replace(cw.linux_x86_cu13(), members={
             "pkg/__init__.py": b"", "pkg/_C.so": cw.fixture("hostcudart.so")}),
+        # a torch extension linking libcudart.so.12; with xformers' build record
+        # (xformers/cpp_lib.json, as xformers 0.0.35 publishes it: torch 2.10.0+cu128)
+        "ext12": cw.Spec({"xformers/_C.so": cw.fixture("deps_torchext_cu12.so")}, "1.0",
+                         "py39-none-manylinux_2_28_x86_64", name="xformers"),
+        "ext12rec": cw.Spec({"xformers/_C.so": cw.fixture("deps_torchext_cu12.so"),
+                             "xformers/cpp_lib.json": json.dumps(
+                                 {"version": {"cuda": 1208, "torch": "2.10.0+cu128"}}).encode()},
+                            "1.0", "py39-none-manylinux_2_28_x86_64", name="xformers"),
     }
     return replace(specs[kind], version=version)
 
@@ -82,6 +105,9 @@ CASES: list[tuple[str, str, str, tuple[str, ...], str]] = [
     ("split", "rt13", "1.0", (), "!CUDA 13 on linux-x86_64|x86-13.0|x86-13.2|--row"),
     ("split", "x86", "1.0", (), "x86-13.0"),  # the cubins name 13.0
     ("split", "rt13", "1.0", ("--train", "cu132"), "x86-13.2"),
+    # the build the wheel records names the release the soname does not
+    ("twelve", "ext12", "1.0", (), "!CUDA 12 on linux-x86_64|x86-12.6|x86-12.8|--row"),
+    ("twelve", "ext12rec", "1.0", (), "x86-12.8"),
     # the built-in matrix (no configuration): anyone's wheel is audited, unless a row is named
     ("none", "x86", "1.0", (), "audit"),
     ("none", "x86", "1.0+cu130", (), "audit"),

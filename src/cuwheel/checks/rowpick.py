@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from cuwheel.checks.trains import infer_train, wheel_release
+from cuwheel.checks.trains import infer_train, train_requires, wheel_release
 from cuwheel.errors import ConfigError
 from cuwheel.knowledge import catalog
 from cuwheel.model.inventory import Source
@@ -69,7 +69,7 @@ def wheel_evidence(source: Source) -> Evidence:
     """The train of the wheel as its libraries say (the most common of their trains,
     :func:`cuwheel.checks.trains.wheel_release`); the CPU train for a wheel with no CUDA
     code or link."""
-    requires = source.wheel.requires_dist if source.wheel else ()
+    requires = train_requires(source.wheel)
     guesses = [infer_train(b, requires) for b in source.binaries]
     picked = wheel_release(guesses)
     if picked is not None:
