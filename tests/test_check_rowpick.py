@@ -196,6 +196,7 @@ def test_contradictory_flags_are_refused_in_one_line(
         (("--audit", "--row", "linux-x86_64-cu13"), "--audit judges the wheel without a row"),
         (("--archs", "8.0", "--gpus", "A100"), "--archs and --gpus"),
         (("-q", "-o", "-"), "-q prints nothing on stdout"),
+        (("--cpu-baseline", "x86-64-v3"), "--cpu-baseline claims the CPU of an --artifact"),
     ):
         assert main(["check", wheel, *flags]) == 2
         captured = capsys.readouterr()

@@ -294,6 +294,8 @@ def _refuse_contradictions(args: argparse.Namespace) -> None:
         second = args.output == "-" if b == "stdout" else getattr(args, b)
         if getattr(args, a) and second:
             raise ConfigError(message)
+    if args.cpu_baseline is not None and not args.artifact:
+        raise ConfigError("--cpu-baseline claims the CPU of an --artifact: name one with it")
 
 
 EXAMPLES = """\
