@@ -192,11 +192,6 @@ def _run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output)
     _refuse_contradictions(args)
-    from cuwheel.checks.artifact import CPU_LEVELS
-
-    if args.cpu_baseline is not None and args.cpu_baseline not in CPU_LEVELS:
-        raise ConfigError(f"--cpu-baseline must be one of {', '.join(CPU_LEVELS)}, "
-                          f"got {args.cpu_baseline!r}")
     config = load_config(args.config)
     if not args.audit:
         asked_row(config.rows, row=args.row, train=args.train)
@@ -294,8 +289,15 @@ def _refuse_contradictions(args: argparse.Namespace) -> None:
         second = args.output == "-" if b == "stdout" else getattr(args, b)
         if getattr(args, a) and second:
             raise ConfigError(message)
-    if args.cpu_baseline is not None and not args.artifact:
-        raise ConfigError("--cpu-baseline claims the CPU of an --artifact: name one with it")
+    if args.cpu_baseline is not None:
+        from cuwheel.checks.artifact import CPU_LEVELS
+
+        if args.cpu_baseline not in CPU_LEVELS:
+            raise ConfigError(f"--cpu-baseline must be one of {', '.join(CPU_LEVELS)}, "
+                              f"got {args.cpu_baseline!r}")
+        if not args.artifact:
+            raise ConfigError("--cpu-baseline claims the CPU of an --artifact: name one "
+                              "with it")
 
 
 EXAMPLES = """\
