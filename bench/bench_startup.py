@@ -38,6 +38,8 @@ COMMANDS = {
     "cuwheel explain DC001": ["-c", SCRIPT, "explain", "DC001"],
     "cuwheel gpus H100": ["-c", SCRIPT, "gpus", "H100"],
     "cuwheel plan --train cu130": ["-c", SCRIPT, "plan", "--train", "cu130", "--isolated"],
+    "cuwheel explain TEXT": ["-c", SCRIPT, "explain",
+                             "ImportError: libcublas.so.12: cannot open shared object file"],
 }
 
 

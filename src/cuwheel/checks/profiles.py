@@ -16,10 +16,14 @@ from cuwheel.knowledge._load import read_data_file, read_meta
 if TYPE_CHECKING:
     from cuwheel.checks.codes import Severity
 
-__all__ = ["COVERAGES", "DEFAULT_PROFILE", "Profile", "load_profiles", "profile", "profile_names"]
+__all__ = [
+    "COVERAGES", "DEFAULT_PROFILE", "ROW_PROFILE", "Profile", "load_profiles", "profile",
+    "profile_names",
+]  # fmt: skip
 
 COVERAGES = ("loads", "exact")
-DEFAULT_PROFILE = "audit"
+DEFAULT_PROFILE = "audit"  # a wheel judged without a row: what makes it fail for users
+ROW_PROFILE = "release"  # a wheel judged against a project's row: the row is its contract
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,9 @@ def _parse(data: Mapping[str, Any]) -> dict[str, Profile]:
                 chk.problem(where, f"unknown check code {code!r} in 'off'")
         out[name] = Profile(name, f.get("description", ""), f.get("coverage", "loads"),
                             frozenset(off), sev)
-    if DEFAULT_PROFILE not in out:
-        chk.problem("[profile]", f"no default profile {DEFAULT_PROFILE!r}")
+    for needed in (DEFAULT_PROFILE, ROW_PROFILE):
+        if needed not in out:
+            chk.problem("[profile]", f"no default profile {needed!r}")
     if chk.problems:
         raise CatalogError(chk.problems)
     return out
