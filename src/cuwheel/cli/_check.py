@@ -136,7 +136,7 @@ def register(subparsers: Any) -> None:
         "without it ART004 is a warning)",
     )  # fmt: skip
     add_output(p, CHECK_FORMATS)
-    p.set_defaults(handler=_run)
+    p.set_defaults(handler=_run, fits_itself=True)  # render/check.py wraps to the width
 
 
 def _wheels(targets: list[str]) -> list[str]:

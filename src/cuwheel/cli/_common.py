@@ -132,7 +132,7 @@ def write_output(args: argparse.Namespace, text: str) -> None:
         return
     if getattr(args, "format", "text") == "text":
         width = text_width(sys.stdout)
-        if width is not None:
+        if width is not None and not getattr(args, "fits_itself", False):
             from cuwheel.render.fit import fit
 
             text = fit(text, width)
