@@ -37,7 +37,7 @@ COMMANDS = {
     "cuwheel check --help": ["-c", SCRIPT, "check", "--help"],
     "cuwheel explain DC001": ["-c", SCRIPT, "explain", "DC001"],
     "cuwheel gpus H100": ["-c", SCRIPT, "gpus", "H100"],
-    "cuwheel plan --train cu130": ["-c", SCRIPT, "plan", "--train", "cu130", "--isolated"],
+    "cuwheel plan --train cu130": ["-c", SCRIPT, "plan", "--train", "cu130"],
     "cuwheel explain TEXT": ["-c", SCRIPT, "explain",
                              "ImportError: libcublas.so.12: cannot open shared object file"],
 }

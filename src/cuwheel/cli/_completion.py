@@ -6,7 +6,6 @@ where each shell loads it from."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["register"]
@@ -38,13 +37,16 @@ examples:
 """
 
 
-@dataclass
 class _Command:
-    name: str
-    help: str
-    options: list[tuple[list[str], str, tuple[str, ...] | None, bool]] = field(
-        default_factory=list)  # (flags, help, choices, takes a value)
-    words: tuple[str, ...] = ()  # what its positional arguments complete to
+    """A command as the scripts complete it (a plain class: no dataclasses import for
+    ``cuwheel --help``, which loads this module to list the command)."""
+
+    def __init__(self, name: str, help: str) -> None:
+        self.name = name
+        self.help = help
+        # (flags, help, choices, takes a value)
+        self.options: list[tuple[list[str], str, tuple[str, ...] | None, bool]] = []
+        self.words: tuple[str, ...] = ()  # what its positional arguments complete to
 
 
 def _model() -> tuple[list[_Command], list[str]]:
