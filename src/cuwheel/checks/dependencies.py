@@ -64,8 +64,10 @@ def _hint(ctx: CheckContext, name: str, major: int | None, lib: Lib | None = Non
 
 def check_dependencies(ctx: CheckContext) -> list[Finding]:
     """Every DEP judgment that needs no package index (DEP007 does: checks/index.py)."""
+    from cuwheel.checks.torch_abi import check_torch_abi
+
     return (_declared_cuda(ctx) + check_carried_majors(ctx) + check_package_libraries(ctx)
-            + check_recorded_builds(ctx))
+            + check_recorded_builds(ctx) + check_torch_abi(ctx))
 
 
 def _declared_cuda(ctx: CheckContext) -> list[Finding]:
@@ -336,6 +338,8 @@ def check_recorded_builds(ctx: CheckContext) -> list[Finding]:
     (xformers' cpp_lib.json) must be admitted (error), and binaries that import the
     package's release-bound symbols (torch's C++ API) need the range to admit one minor
     release only (warning; ELF only: PE imports by name are not read)."""
+    from cuwheel.checks.torch_abi import torch_answers
+
     wheel = ctx.source.wheel
     if wheel is None:
         return []
@@ -367,9 +371,12 @@ def check_recorded_builds(ctx: CheckContext) -> list[Finding]:
                     Severity.ERROR,
                 ))  # fmt: skip
         bound: list[tuple[str, str]] = []  # (library, first release-bound symbol)
+        resolved = {lib.member for lib, _ in torch_answers(ctx)} if d.name == "torch" else set()
         for lib in ctx.loadable_libs():
             if not any(pkg.ships(n, ctx.os) for n in lib.binary.needed):
                 continue
+            if lib.member in resolved:
+                continue  # judged by the releases that define its symbols (DEP011)
             sym = next((u.name for u in lib.binary.undefined if pkg.release_bound(u.name)), None)
             if sym is not None:
                 bound.append((lib.name, sym))
