@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion
+from packaging.version import InvalidVersion, Version
 
 from cuwheel.checks.context import CheckContext, Declared, Lib
 from cuwheel.checks.findings import Finding
@@ -46,6 +46,14 @@ def _admits(spec: SpecifierSet, version: str) -> bool:
         return spec.contains(version, prereleases=True)
     except InvalidVersion:
         return False
+
+
+def _is_version(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def check_torch_abi(ctx: CheckContext) -> list[Finding]:
@@ -98,6 +106,11 @@ def _releases(ctx: CheckContext, d: Declared, spec: SpecifierSet,
                + (f" ({unknown.unknown[0]} is in none: built against a nightly or a "
                   "source build)" if unknown is not None else "")
                + "; rebuild against the torch release you support and require it")
+    wheel = ctx.source.wheel
+    record = next((r for r in (wheel.build_records if wheel else ())
+                   if r.package == TORCH and _is_version(r.version)), None)
+    if record is not None:
+        fix += f" (the wheel says it was built against {record.version}: {record.member})"
     return [ctx.finding(
         "DEP011",
         f"{libs} librar{'y imports' if libs == 1 else 'ies import'} {imported} symbols of "
