@@ -8,8 +8,10 @@ symbol it imports.  Which symbols are torch's:
 * ELF: the binary links one of torch's libraries (data/packages.toml
   ``[[package_library]]``), and the undefined symbol is strong (a weak one resolves to 0),
   unversioned (torch versions none of its symbols: a versioned one is glibc's,
-  libstdc++'s or CUDA's) and exported by some torch release in the data, or has a
-  release-bound name (``_ZN3c10*``...) that no release exports;
+  libstdc++'s or CUDA's), of torch's own ABI (``abi_namespaces``, ``abi_c_prefixes``:
+  torch's releases also export copies of other libraries' symbols, ``_ZdlPvm``,
+  ``ncclCommDestroy``, which those libraries provide) and exported by some torch release
+  in the data, or has a release-bound name (``_ZN3c10*``...) that no release exports;
 * PE: an import by name from one of torch's DLLs (a DLL's import names the DLL).
 
 The answer is the set of the data's releases on the binary's platform that export them
@@ -90,7 +92,7 @@ def torch_symbols(binary: Binary, abi: TorchAbi | None = None
                 continue
             cols = abi.columns(symbol_key(u.name, u.library))
         else:
-            if u.weak or u.version is not None:
+            if u.weak or u.version is not None or not pkg.own_symbol(u.name):
                 continue
             cols = abi.columns(symbol_key(u.name))
         if cols:
