@@ -214,3 +214,40 @@ def test_dep011_names_the_releases_that_load(tmp_path: Path,
     # no requirement at all stays DEP009
     none = _check(tmp_path / "c", monkeypatch, abi, "ext/_C.so", ext, ())
     assert "DEP009" in none and "DEP011" not in none
+
+
+# -- doctor ---------------------------------------------------------------------------
+def _env(tmp_path: Path, torch_version: str, ext: str):  # type: ignore[no-untyped-def]
+    from cuwheel import compat
+    from cuwheel.doctor import SearchContext, diagnose, read_environment
+    from test_doctor import make_dist
+
+    site = tmp_path / "site"
+    make_dist(site, "torch", {"torch/lib/libc10.so": BIN / "torchabi_c10.so",
+                              "torch/version.py": f"__version__ = '{torch_version}'\n"
+                                                  "cuda = None\n".encode()},
+              version=torch_version.split("+")[0])
+    make_dist(site, "ext", {"ext/_C.so": BIN / ext}, requires=("torch",))
+    env = read_environment([str(site)], workers=1)
+    targets = compat.targets_for_gpu("H100", compat.parse_driver("580.65.06"))
+    d = diagnose(env, targets[:1], SearchContext(default_dirs=()))
+    return [f for t in d.targets for r in t.distributions for f in r.findings
+            if f.code == "ENV009"]
+
+
+def test_doctor_with_a_torch_the_data_knows(tmp_path: Path) -> None:
+    """torch 2.13.0 installed: the data's answer (torchabi_old.so imports what 2.13.0
+    dropped) whatever the stand-in libc10.so exports."""
+    (f,) = _env(tmp_path, "2.13.0", "torchabi_old.so")
+    assert f.error_text == f"undefined symbol: {OLD}"
+    assert "torch 2.13.0's libraries (data/torch_abi.toml) do not export" in f.message
+    assert f.fix is not None and f.fix.startswith("pip install 'torch>=")
+    assert not _env(tmp_path / "b", "2.13.0", "torchabi_new.so")
+
+
+def test_doctor_with_a_torch_the_data_does_not_know(tmp_path: Path) -> None:
+    """A torch release PyPI never had: the installed libc10.so (the stand-in exports
+    COMMON only of the two) is what the same symbols are looked up in."""
+    (f,) = _env(tmp_path, "2.99.0+custom", "torchabi_new.so")
+    assert f.error_text == f"undefined symbol: {NEW}"
+    assert "the installed torch 2.99.0+custom does not export" in f.message
