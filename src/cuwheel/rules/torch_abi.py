@@ -195,3 +195,29 @@ def requirement_for(ok: Iterable[str], known: Iterable[str]) -> str | None:
         k = _vkey(best[-1])
         return f"{TORCH}>={lo},<{k[0]}.{k[1] + 1}"
     return f"{TORCH}>={lo},<{short(after)}"
+
+
+def torch_note(name: str, binaries: Iterable[Binary]) -> str | None:
+    """One line for compat: the torch releases all of ``binaries`` (one wheel's) load with,
+    from the same answer as DEP011 and ENV009; None when none imports torch's symbols."""
+    answers = [a for b in binaries
+               if (a := resolve_torch_abi(b)) is not None
+               and (a.imported or a.unknown_count or a.cuda_dlls)]
+    if not answers:
+        return None
+    plat = answers[0].platform
+    same = [a for a in answers if a.platform == plat]
+    loads = set.intersection(*(set(a.versions) for a in same))
+    imported = sum(a.imported for a in same)
+    dlls = sorted({d for a in same for d, _ in a.cuda_dlls})
+    if dlls:
+        return (f"{name}: imports from {', '.join(dlls)}, which no PyPI torch for {plat} "
+                "ships (CPU-only): it loads only with a CUDA build of torch from "
+                "download.pytorch.org (docs/compat.md#torch-abi)")
+    if not loads:
+        return (f"{name}: no PyPI torch release for {plat} defines all {imported} torch "
+                "symbols it imports (docs/compat.md#torch-abi)")
+    known = [r.version for r in same[0].considered]
+    return (f"{name}: loads with torch {loadable_span(sorted(loads))} on {plat} "
+            f"({requirement_for(loads, known)}): the PyPI releases whose libraries define "
+            f"the {imported} torch symbols it imports (docs/compat.md#torch-abi)")
