@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import torch_symbols  # noqa: E402
 
 from cuwheel.read.inspect import inspect  # noqa: E402
-from cuwheel.rules.torch_abi import _torch_package, resolve_torch_abi  # noqa: E402
+from cuwheel.rules.torch_abi import resolve_torch_abi  # noqa: E402
 
 LIBS = Path("/tmp/torchlibs")
 EXTS = Path("/tmp/torchexts")
@@ -63,16 +64,21 @@ def extension_binaries(wheel: str) -> list[tuple[str, Path, set[str]]]:
     return out
 
 
+# A name whose outermost scope is one of torch's namespaces (a function, a const / ref
+# member, a vtable or typeinfo): only torch can define it.  (Names that merely mention a
+# torch type, torchaudio::io::StreamWriter::add_audio_stream(..., c10::optional<...>),
+# belong to whoever defines the outer scope, here a library whose own deps are missing.)
+TORCH_OUTER = re.compile(r"^_Z(?:N[KRO]*|T[VIS]N)(?:3c10|2at|5torch|6caffe2|4c10d)")
+
+
 def undefined_torch(path: Path, libs: Path) -> list[str]:
-    env = {**os.environ, "LD_LIBRARY_PATH": str(libs)}
+    env = {**os.environ, "LD_LIBRARY_PATH": f"{libs}:{path.parent}"}
     res = subprocess.run(["ldd", "-r", str(path)], env=env, capture_output=True, text=True)
-    pkg = _torch_package()
-    assert pkg is not None
     out = []
     for line in (res.stdout + res.stderr).splitlines():
         if line.startswith("undefined symbol: "):
             name = line.split()[2].rstrip(",")
-            if pkg.own_symbol(name):
+            if TORCH_OUTER.match(name):
                 out.append(name)
     return out
 

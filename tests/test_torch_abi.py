@@ -251,3 +251,31 @@ def test_doctor_with_a_torch_the_data_does_not_know(tmp_path: Path) -> None:
     (f,) = _env(tmp_path, "2.99.0+custom", "torchabi_new.so")
     assert f.error_text == f"undefined symbol: {NEW}"
     assert "the installed torch 2.99.0+custom does not export" in f.message
+
+
+def _objdump_imports(path: Path) -> set[tuple[str, str]]:
+    """(DLL, name) of every import by name, as binutils' objdump -p lists them: after a
+    "DLL Name:" line and its "vma: Hint/Ord Member-Name" header, one "vma hint name" line
+    per import, up to an empty line."""
+    out = subprocess.run(["objdump", "-p", str(path)], check=True, capture_output=True,
+                         text=True).stdout
+    got: set[tuple[str, str]] = set()
+    dll = None
+    for line in out.splitlines():
+        s = line.strip()
+        if s.startswith("DLL Name:"):
+            dll = s.split(":", 1)[1].strip()
+        elif not s:
+            dll = None
+        elif dll is not None and not s.startswith("vma:"):
+            parts = s.split()
+            if len(parts) == 3 and parts[1].isdigit():
+                got.add((dll, parts[2]))
+    return got
+
+
+@pytest.mark.parametrize("name", ["win_sm80_86.dll", "win_hostonly.dll", "win_rdc.dll"])
+def test_pe_imports_by_name_match_objdump(name: str) -> None:
+    b = _binary(BIN / name)
+    ours = {(u.library, u.name) for u in b.undefined}
+    assert ours and ours == _objdump_imports(BIN / name)
