@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 
-import torch_symbols  # noqa: E402
+import torch_symbols
 
-from cuwheel.read.inspect import inspect  # noqa: E402
-from cuwheel.rules.torch_abi import resolve_torch_abi  # noqa: E402
+from cuwheel.read.inspect import inspect
+from cuwheel.rules.torch_abi import resolve_torch_abi
 
 LIBS = Path("/tmp/torchlibs")
 EXTS = Path("/tmp/torchexts")
@@ -98,7 +98,8 @@ def main() -> None:
             ok = inside == (not bad)
             agree += ok
             disagree += not ok
-            print(f"{'agree   ' if ok else 'DISAGREE'} torch {version} {'in ' if inside else 'out'} "
+            where = "in " if inside else "out"
+            print(f"{'agree   ' if ok else 'DISAGREE'} torch {version} {where} "
                   f"{wheel} {member}: ld.so: {len(bad)} undefined torch symbols"
                   + (f" ({bad[0]})" if bad else ""), flush=True)
         shutil.rmtree(libs)

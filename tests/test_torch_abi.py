@@ -9,8 +9,6 @@ Fixtures: tests/data/build_torchabi.sh."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -65,7 +63,8 @@ def test_front_read_equals_the_whole_file() -> None:
     the section-header reader find; the hidden symbol is not exported."""
     got, how = _front(BIN / "torchabi_c10.so")
     assert how == "gnu-hash-first"
-    assert got == _nm_defined(BIN / "torchabi_c10.so") == set(_binary(BIN / "torchabi_c10.so").exported)
+    whole = set(_binary(BIN / "torchabi_c10.so").exported)
+    assert got == _nm_defined(BIN / "torchabi_c10.so") == whole
     assert COMMON in got and "cw_hidden" not in got
 
 
@@ -80,7 +79,7 @@ def test_a_column_regenerated_from_the_installed_torch() -> None:
     from PyPI's CUDA wheel) exports exactly as many libc10 names, each of them."""
     torch = pytest.importorskip("torch")
     lib = _installed_torch_lib() / "libc10.so"
-    got, how = _front(lib)
+    got, _ = _front(lib)
     assert got == _nm_defined(lib)
     abi = load_torch_abi()
     version = torch.__version__.split("+")[0]

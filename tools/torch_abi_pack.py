@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from cuwheel.knowledge.torchabi import (  # noqa: E402
+from cuwheel.knowledge.torchabi import (
     BUCKET_BITS,
     HASH_BITS,
     MAGIC,
@@ -107,7 +107,8 @@ def build(out: Path, data: Path) -> None:
         "#   libraries           torch/lib file -> defined dynamic symbols / export names read",
         "#   read_bytes          compressed bytes fetched by range requests for those libraries",
         "#",
-        f"# torch_abi.bin: {stats['symbols']} distinct keys, {stats['patterns']} presence patterns,",
+        f"# torch_abi.bin: {stats['symbols']} distinct keys, {stats['patterns']} presence "
+        "patterns,",
         f"# {stats['collisions']} 48-bit hash collisions between distinct keys; "
         f"{stats['packed']} bytes.",
         "",

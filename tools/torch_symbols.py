@@ -38,12 +38,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from cuwheel.read.elfsyms import dynamic_symbols  # noqa: E402
-from cuwheel.read.inflate import decoder  # noqa: E402
-from cuwheel.read.pe import PeReader  # noqa: E402
-from cuwheel.read.stream import Scan  # noqa: E402
-from cuwheel.read.tables import Anomalies, NameBudget, StringTable  # noqa: E402
-from cuwheel.read.zipdir import DEFAULT_LIMITS, LOCAL, read_central_directory  # noqa: E402
+from cuwheel.read.elfsyms import dynamic_symbols
+from cuwheel.read.inflate import decoder
+from cuwheel.read.pe import PeReader
+from cuwheel.read.stream import Scan
+from cuwheel.read.tables import Anomalies, NameBudget, StringTable
+from cuwheel.read.zipdir import DEFAULT_LIMITS, LOCAL, read_central_directory
 
 INDEX = "https://pypi.org/simple/torch/"
 PLATFORMS = {"linux-x86_64": r"manylinux\w*_x86_64", "linux-aarch64": r"manylinux\w*_aarch64",
@@ -168,7 +168,7 @@ def elf_front(chunks: Any) -> tuple[list[tuple[str, bool]], int, str]:
     eh = f.need(64)
     if eh[:4] != b"\x7fELF" or eh[4] != 2:
         raise ValueError("not an ELF64 file")
-    phoff, shoff = struct.unpack_from("<QQ", eh, 32)
+    (phoff,) = struct.unpack_from("<Q", eh, 32)
     phentsize, phnum, _she, shnum = struct.unpack_from("<HHHH", eh, 54)
     ph = f.need(phoff + phnum * phentsize)
     notes_end = phoff + phnum * phentsize
@@ -182,7 +182,8 @@ def elf_front(chunks: Any) -> tuple[list[tuple[str, bool]], int, str]:
     if f.need(at + width)[at : at + width] == bytes(width):
         count = 0
         while True:
-            rec = struct.unpack_from("<IBBHQQ", f.need(at + (count + 1) * width), at + count * width)
+            end = at + (count + 1) * width
+            rec = struct.unpack_from("<IBBHQQ", f.need(end), end - width)
             if count and not _is_symbol(rec, shnum):
                 break
             count += 1
@@ -325,7 +326,7 @@ def cmd_fetch(args: argparse.Namespace) -> None:
         t0 = time.time()
         try:
             rec = read_wheel(info, args.verify)
-        except Exception as exc:  # noqa: BLE001 - reported, the next wheel is read
+        except Exception as exc:
             print(f"{info['filename']}: FAILED {exc!r}", flush=True)
             continue
         target.write_text(json.dumps(rec))

@@ -187,7 +187,6 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors
     )
     from cuwheel.config import Config, load_config, parse_config
     from cuwheel.config_init import init_text
-    from cuwheel.knowledge.torchabi import torch_releases_defining
     from cuwheel.errors import (
         CatalogError,
         CompatError,
@@ -200,6 +199,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors
         UnknownCode,
         UnknownName,
     )
+    from cuwheel.knowledge.torchabi import torch_releases_defining
     from cuwheel.model.arch import Arch, ArchSpec
     from cuwheel.model.inventory import (
         Binary,
