@@ -245,13 +245,7 @@ def read_wheel(info: dict[str, Any], verify: bool) -> dict[str, Any]:
             syms, inflated_bytes = pe_exports(m.file_size, inflated(remote, m))
             how = "pe-reader"
         else:
-            try:
-                syms, inflated_bytes, how = elf_front(inflated(remote, m))
-            except ValueError:
-                # Not the front layout (patchelf moved .dynstr to a segment at the end):
-                # the whole member, read by cuwheel's ELF reader.
-                names = full_elf(remote, m)
-                syms, inflated_bytes, how = [(n, False) for n in names], m.file_size, "whole"
+            syms, inflated_bytes, how = _elf_member(remote, m)
         rec = {"symbols": len(syms), "sent": remote.sent - before, "inflated": inflated_bytes,
                "size": m.file_size, "compressed": m.compress_size, "located": how,
                "cpu_s": round(time.process_time() - t0, 2)}
@@ -264,6 +258,32 @@ def read_wheel(info: dict[str, Any], verify: bool) -> dict[str, Any]:
             "filename": info["filename"], "sha256": info["sha256"], "size": info["size"],
             "cuda_runtime_pin": cuda, "cuda_build": cuda_libs, "libraries": libs,
             "sent": remote.sent}
+
+
+def _tee(chunks: Any, out: Any):  # type: ignore[no-untyped-def]
+    for piece in chunks:
+        out.write(piece)
+        yield piece
+
+
+def _elf_member(remote: Remote, m: Any) -> tuple[list[tuple[str, bool]], int, str]:
+    """The front read of one member; where its layout is not the front one (patchelf
+    moved .dynstr to a new segment at the end and filled the old one), the rest of the
+    same stream is kept and the whole file read by cuwheel's ELF reader: one pass."""
+    from cuwheel.read.inspect import inspect
+
+    with tempfile.TemporaryDirectory() as d:
+        kept = Path(d) / m.name.rsplit("/", 1)[1]
+        with open(kept, "wb") as out:
+            stream = _tee(inflated(remote, m), out)
+            try:
+                return elf_front(stream)
+            except ValueError:
+                for _ in stream:
+                    pass
+        inv = inspect([str(kept)], workers=1, payload="none")
+        names = inv.sources[0].binaries[0].exported
+        return [(n, False) for n in names], m.file_size, "whole"
 
 
 def full_elf(remote: Remote, m: Any) -> list[str]:
