@@ -122,8 +122,9 @@ class Front:
     def __init__(self, chunks: Any) -> None:
         self.chunks, self.buf = chunks, bytearray()
 
-    def need(self, end: int, *, short: bool = False) -> bytes:
-        """Bytes [0, end); with ``short``, fewer where the file ends first."""
+    def need(self, end: int, *, short: bool = False) -> bytearray:
+        """The buffer, holding at least bytes [0, end) (with ``short``, fewer where the
+        file ends first); not a copy: a walk of 100k entries must not copy it each time."""
         while len(self.buf) < end:
             piece = next(self.chunks, None)
             if piece is None:
@@ -131,7 +132,7 @@ class Front:
                     break
                 raise ValueError(f"the file ends before byte {end}")
             self.buf += piece
-        return bytes(self.buf[:end])
+        return self.buf
 
 
 def _gnu_hash_count(f: Front, at: int) -> tuple[int, int] | None:
@@ -196,7 +197,7 @@ def elf_front(chunks: Any) -> tuple[list[tuple[str, bool]], int, str]:
         how = "gnu-hash-first"
         if f.need(at + width)[at : at + width] != bytes(width):
             raise ValueError(f"no .dynsym after .gnu.hash at 0x{at:x}")
-    dynsym = f.need(at + count * width)[at:]
+    dynsym = bytes(f.need(at + count * width)[at : at + count * width])
     strtab = at + count * width
     recs = list(struct.iter_unpack("<IBBHQQ", dynsym))
     if how == "dynsym-first" and f.need(strtab + 1)[strtab] != 0:

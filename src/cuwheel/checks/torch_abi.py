@@ -106,6 +106,8 @@ def _releases(ctx: CheckContext, d: Declared, spec: SpecifierSet,
                + (f" ({unknown.unknown[0]} is in none: built against a nightly or a "
                   "source build)" if unknown is not None else "")
                + "; rebuild against the torch release you support and require it")
+    error = ("'The specified procedure could not be found'"
+             if considered[0].windows else "'undefined symbol'")
     wheel = ctx.source.wheel
     record = next((r for r in (wheel.build_records if wheel else ())
                    if r.package == TORCH and _is_version(r.version)), None)
@@ -116,7 +118,7 @@ def _releases(ctx: CheckContext, d: Declared, spec: SpecifierSet,
         f"{libs} librar{'y imports' if libs == 1 else 'ies import'} {imported} symbols of "
         f"torch's libraries; of the torch releases {d.label} admits on PyPI for "
         f"{considered[0].platform} ({loadable_span(admitted)}), {which}: {newest} lacks "
-        f"{sym0} ({lib0}), so the import fails there with 'undefined symbol'; {fix}",
+        f"{sym0} ({lib0}), so the import fails there with {error}; {fix}",
         lib0 if libs == 1 else None,
     )]  # fmt: skip
 

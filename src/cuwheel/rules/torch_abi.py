@@ -107,15 +107,15 @@ def resolve_torch_abi(binary: Binary, platform: str | None = None,
     """The releases ``binary`` loads with on ``platform`` (default: its own, from its
     format and machine); None when it links none of torch's libraries or the data has no
     release for the platform."""
-    abi = load_torch_abi() if abi is None else abi
     platform = platform or binary_platform(binary)
     if platform is None:
         return None
+    got = torch_symbols(binary, abi)  # None before the data is read for most binaries
+    if got is None:
+        return None
+    abi = load_torch_abi() if abi is None else abi
     considered = abi.on(platform)
     if not considered:
-        return None
-    got = torch_symbols(binary, abi)
-    if got is None:
         return None
     found, unknown, dlls = got
     ok = {r.column for r in considered}
