@@ -102,8 +102,8 @@ def build(out: Path, data: Path) -> None:
         "#   cuda                true when the wheel has torch's CUDA libraries (libtorch_cuda,",
         "#                       torch_cuda.dll); PyPI's win-amd64 wheels are CPU-only in every",
         "#                       release, linux-aarch64 ones before 2.11 (pip's +cuXYZ builds come",
-        "#                       from download.pytorch.org only)",
-        "#   cuda_runtime        the nvidia-cuda-runtime pin of its METADATA, if any",
+        "#                       from download.pytorch.org only); which CUDA major each carries is",
+        "#                       packages.toml [[carrier_build]]",
         "#   libraries           torch/lib file -> defined dynamic symbols / export names read",
         "#   read_bytes          compressed bytes fetched by range requests for those libraries",
         "#",
@@ -130,8 +130,6 @@ def build(out: Path, data: Path) -> None:
             f'sha256 = "{r["sha256"]}"',
             f"cuda = {'true' if r['cuda_build'] else 'false'}",
         ]
-        if r.get("cuda_runtime_pin"):
-            lines.append(f'cuda_runtime = "{r["cuda_runtime_pin"]}"')
         lines += [f"libraries = {{ {libs} }}", f"read_bytes = {sent}", ""]
     (data / "torch_abi.toml").write_text("\n".join(lines))
     print(json.dumps(stats))

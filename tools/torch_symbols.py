@@ -232,12 +232,7 @@ def pe_exports(size: int, chunks: Any) -> tuple[list[tuple[str, bool]], int]:
 def read_wheel(info: dict[str, Any], verify: bool) -> dict[str, Any]:
     remote = Remote(info["url"], info["size"])
     libs: dict[str, Any] = {}
-    cuda = None
     for m in members(remote):
-        if m.name.endswith(".dist-info/METADATA"):
-            meta = b"".join(inflated(remote, m)).decode("utf-8", "replace")
-            pin = re.search(r"nvidia-cuda-runtime(?:-cu\d+)?\s*[=<>]=*\s*([\d.]+)", meta)
-            cuda = pin.group(1) if pin else None
         if not OWN_LIB.match(m.name):
             continue
         t0 = time.process_time()
@@ -257,7 +252,7 @@ def read_wheel(info: dict[str, Any], verify: bool) -> dict[str, Any]:
     cuda_libs = any("cuda" in n for n in libs)
     return {"version": info["version"], "platform": info["platform"],
             "filename": info["filename"], "sha256": info["sha256"], "size": info["size"],
-            "cuda_runtime_pin": cuda, "cuda_build": cuda_libs, "libraries": libs,
+            "cuda_build": cuda_libs, "libraries": libs,
             "sent": remote.sent}
 
 

@@ -79,7 +79,6 @@ class TorchRelease:
     wheel: str
     sha256: str
     cuda: bool  # the wheel has torch's CUDA libraries
-    cuda_runtime: str | None  # its nvidia-cuda-runtime pin ("12.1.105")
     libraries: tuple[tuple[str, int], ...]  # (file, symbols read)
 
     @property
@@ -184,8 +183,7 @@ def build_torch_abi(data: Mapping[str, Any], blob: bytes, file: str = DATA_FILE)
     for i, raw in enumerate(tables(data, "release", chk)):
         f = chk.fields(raw, f"release[{i}]",
                        {"version": str, "platform": str, "wheel": str, "sha256": str,
-                        "cuda": bool, "libraries": dict, "read_bytes": int},
-                       {"cuda_runtime": str})
+                        "cuda": bool, "libraries": dict, "read_bytes": int})
         if not {"version", "platform", "wheel", "sha256", "cuda", "libraries"} <= f.keys():
             continue
         where = f"release {f['version']} {f['platform']}"
@@ -198,7 +196,7 @@ def build_torch_abi(data: Mapping[str, Any], blob: bytes, file: str = DATA_FILE)
             chk.problem(where, "sha256 must be 64 hex digits")
         libs = tuple(sorted((str(k), int(v)) for k, v in f["libraries"].items()))
         out.append(TorchRelease(len(out), f["version"], f["platform"], f["wheel"],
-                                f["sha256"], f["cuda"], f.get("cuda_runtime"), libs))
+                                f["sha256"], f["cuda"], libs))
     if chk.problems:
         raise CatalogError(chk.problems)
     return TorchAbi(tuple(out), meta, blob)
