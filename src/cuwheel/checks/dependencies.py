@@ -192,10 +192,23 @@ def check_package_libraries(ctx: CheckContext) -> list[Finding]:
                 "DEP009",
                 f"links {', '.join(names)} ({pkg_name}'s), but the wheel does not require "
                 f"{pkg_name}{why}: it loads only where {pkg_name} is installed and imported "
-                f"first; require {pkg_name}",
+                f"first; require {_which_torch(lib) if pkg_name == 'torch' else pkg_name}",
                 lib.name,
             ))  # fmt: skip
     return out
+
+
+def _which_torch(lib: Lib) -> str:
+    """``torch``, or the requirement admitting the releases whose libraries define every
+    torch symbol the library imports (rules/torch_abi.py, as DEP011 names it)."""
+    from cuwheel.rules.torch_abi import requirement_for, resolve_torch_abi
+
+    ans = resolve_torch_abi(lib.binary)
+    if ans is None or not ans.imported or not ans.releases:
+        return "torch"
+    req = requirement_for(ans.versions, [r.version for r in ans.considered])
+    return (f"{req} (the releases whose libraries define the {ans.imported} torch symbols "
+            "it imports)") if req else "torch"
 
 
 def _key(v: str) -> Version:
