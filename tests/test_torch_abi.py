@@ -121,7 +121,10 @@ def test_a_damaged_table_is_a_catalog_error() -> None:
 
     blob = (ROOT / "src/cuwheel/data/torch_abi.bin").read_bytes()
     data = torchabi.read_data_file(torchabi.DATA_FILE)
-    for bad in (b"XXXXXXXX" + blob[8:], blob[:-100], blob[:8] + bytes(100)):
+    import zlib
+
+    bomb = torchabi.MAGIC + zlib.compress(bytes(65 << 20), 9)  # 64 KiB inflating to 65 MiB
+    for bad in (b"XXXXXXXX" + blob[8:], blob[:-100], blob[:8] + bytes(100), bomb):
         with pytest.raises(CatalogError):
             build_torch_abi(data, bad).columns(COMMON)
 
