@@ -281,3 +281,17 @@ def test_pe_imports_by_name_match_objdump(name: str) -> None:
     b = _binary(BIN / name)
     ours = {(u.library, u.name) for u in b.undefined}
     assert ours and ours == _objdump_imports(BIN / name)
+
+
+def test_compat_notes_the_same_answer() -> None:
+    """compat's note on a wheel names the releases resolve_torch_abi gives (the loader
+    test above holds that answer against dlopen)."""
+    from cuwheel import compat
+
+    inv = inspect([str(BIN / "torchabi_old.so")], workers=1, payload="none")
+    target = compat.targets_for_gpu("H100")[0]
+    (note,) = [n for n in compat.evaluate(inv, target).notes if "torch" in n]
+    ans = resolve_torch_abi(inv.sources[0].binaries[0])
+    assert ans is not None and "2.13.0" not in ans.versions
+    assert f"loads with torch {rules.loadable_span(ans.versions)} on linux-x86_64" in note
+    assert ans.versions[-1] == "2.12.1"  # getDtypeNames left libc10.so in 2.13.0
