@@ -215,6 +215,8 @@ def evaluate(
     ):
         notes.append("no driver given: driver gates (PTX ISA, runtime floor) assumed met")
     for s in inventory.sources:
+        if s.wheel is not None and s.wheel.name.lower() == "torch":
+            continue  # torch's own libraries link each other
         note = torch_note(os.path.basename(s.path), s.binaries)
         if note is not None:
             notes.append(note)
