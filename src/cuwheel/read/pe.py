@@ -90,7 +90,10 @@ class PeReader:
         self._chars: list[int] = []
         self._map: RangeMap[tuple[int, int]] = RangeMap(())  # rva -> (va, rawptr)
         self._imports: dict[int, str] = {}  # descriptor order -> dll name
-        self._by_name: dict[int, list[str]] = {}  # descriptor order -> names imported
+        # Import lookup tables by RVA -> names, each read once however many descriptors
+        # name it, and descriptor order -> its table's RVA.
+        self._by_name: dict[int, list[str]] = {}
+        self._table_of: dict[int, int] = {}
         self._names_left = MAX_IMPORT_NAMES
         self._thunk = 8  # PE32+; 4 in PE32
         self._exports: list[str] = []
@@ -269,7 +272,10 @@ class PeReader:
                 table = lookup or first  # no lookup table: the address table's first state
             by_rva.setdefault(name_rva, []).append(key)
             if table:
-                self._lookup_table(key, table, what)
+                if table not in self._by_name:
+                    self._by_name[table] = []
+                    self._lookup_table(table, table, what)
+                self._table_of[key] = table
         for name_rva, keys in by_rva.items():
             off = self._rva(name_rva)
             if off is None or off >= self.size:
@@ -323,7 +329,7 @@ class PeReader:
         # A linker stores one DLL's names together; one request covers them.
         lo = min(o for _, o in offs)
         hi = min(max(o for _, o in offs) + 2 + MAX_NAME + 1, self.size)
-        names = self._by_name.setdefault(key, [])
+        names = self._by_name.setdefault(key, [])  # key: the table's RVA
         if hi - lo > MAX_TABLE:
             self.anomalies.add(f"{what}: hint/name entries spread over more than "
                                f"{MAX_TABLE} bytes; not read")
@@ -387,7 +393,16 @@ class PeReader:
 
     def finish(self) -> PeFacts:
         self.facts.needed = [self._imports[k] for k in sorted(self._imports)]
-        self.facts.imported = [(self._imports[k], n) for k in sorted(self._by_name)
-                               if k in self._imports for n in self._by_name[k]]
+        left = MAX_IMPORT_NAMES
+        for k in sorted(self._table_of):
+            if k not in self._imports:
+                continue
+            names = self._by_name[self._table_of[k]]
+            if len(names) > left:  # descriptors sharing tables: the names, once more each
+                self.anomalies.add(f"more than {MAX_IMPORT_NAMES} functions imported by "
+                                   "name; the rest are not read")
+                break
+            left -= len(names)
+            self.facts.imported.extend((self._imports[k], n) for n in names)
         self.facts.exported = list(dict.fromkeys(self._exports))
         return self.facts
