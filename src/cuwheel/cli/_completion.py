@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
 EXAMPLES = """\
 examples:
   cuwheel completion bash > ~/.local/share/bash-completion/completions/cuwheel
-  cuwheel completion zsh > ~/.zfunc/_cuwheel    with fpath+=~/.zfunc before compinit
+  cuwheel completion zsh >> ~/.zshrc            after compinit in it
   cuwheel completion fish > ~/.config/fish/completions/cuwheel.fish
   cuwheel completion powershell >> $PROFILE
 """
@@ -149,7 +149,7 @@ def _sq(text: str) -> str:
 
 def _zsh(commands: list[_Command], glob: list[str]) -> str:
     # zsh runs the bash function through its bashcompinit layer: one script for both.
-    return ("#compdef cuwheel\n# zsh completion for cuwheel (cuwheel completion zsh)\n"
+    return ("# zsh completion for cuwheel: eval \"$(cuwheel completion zsh)\" after compinit\n"
             "autoload -U +X bashcompinit && bashcompinit\n" + _bash(commands, glob))
 
 
