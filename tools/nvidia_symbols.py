@@ -1,0 +1,285 @@
+"""Regenerate src/cuwheel/data/nvidia_symbols.toml: for each NVIDIA library on PyPI, the
+release of its wheel that first exports each dynamic symbol (and the release that no
+longer does), read from the wheels themselves with cuwheel's readers.
+
+Each wheel is fetched from the files PyPI's simple index (PEP 691 JSON) lists, its sha256
+checked against the index's, read with ``payload="none"`` (headers, symbol tables and
+version sections only: the device code is not decoded) and deleted when larger than
+``--keep`` bytes; what was read is cached per sha256 under ``--cache``, so a run can be
+resumed and the data file re-rendered offline.  ``--wheels DIR`` reads local wheel files
+instead (the test regenerates a sample this way).
+
+A library is one file name of one distribution on one OS (``libnvJitLink.so.12`` of
+``nvidia-nvjitlink-cu12`` on linux); its history lists the releases read and, per release,
+the symbols first exported there (for the first release read, only the names that carry a
+release, ``_12_0``: no requirement on the distribution can ask for less than the rest).
+``--select minor`` reads the first and the last release of each major.minor only: a
+symbol's "first" is then the first release read that exports it, an upper bound on the
+true first.
+
+    python tools/nvidia_symbols.py --project nvidia-nvjitlink-cu12 --os linux --os windows
+    python tools/nvidia_symbols.py --render   # the data file from the cache alone
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import posixpath
+import re
+import sys
+import time
+import urllib.request
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from packaging.utils import parse_wheel_filename
+from packaging.version import Version
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "src"))
+
+from cuwheel.knowledge.nvidia_symbols import release_suffix  # noqa: E402
+from cuwheel.read.sources import WheelSource, read_source  # noqa: E402
+
+DATA = os.path.join(HERE, "..", "src", "cuwheel", "data", "nvidia_symbols.toml")
+INDEX = "https://pypi.org/simple/{}/"
+ACCEPT = "application/vnd.pypi.simple.v1+json"
+OS_OF = {"linux": re.compile(r"^(many|musl)?linux.*_x86_64$"),
+         "windows": re.compile(r"^win_amd64$")}
+
+
+def index_files(project: str) -> list[dict[str, Any]]:
+    req = urllib.request.Request(INDEX.format(project), headers={"Accept": ACCEPT})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        files: list[dict[str, Any]] = json.load(resp)["files"]
+    return files
+
+
+def wheel_os(filename: str) -> str | None:
+    tags = parse_wheel_filename(filename)[3]
+    for os_name, pattern in OS_OF.items():
+        if any(pattern.match(t.platform) for t in tags):
+            return os_name
+    return None
+
+
+def pick(files: Iterable[dict[str, Any]], os_name: str, select: str) -> list[dict[str, Any]]:
+    """One wheel per final release for ``os_name``, oldest first; ``minor``: the first
+    and last release of each major.minor."""
+    by_version: dict[Version, dict[str, Any]] = {}
+    for f in files:
+        name = f["filename"]
+        if not name.endswith(".whl") or f.get("yanked"):
+            continue
+        version = parse_wheel_filename(name)[1]
+        if version.is_prerelease or version.is_devrelease or wheel_os(name) != os_name:
+            continue
+        by_version.setdefault(version, f)
+    ordered = sorted(by_version)
+    if select == "minor":
+        keep: dict[tuple[int, ...], list[Version]] = {}
+        for v in ordered:
+            keep.setdefault(v.release[:2], []).append(v)
+        ordered = sorted({v for vs in keep.values() for v in (vs[0], vs[-1])})
+    return [by_version[v] for v in ordered]
+
+
+def download(f: dict[str, Any], folder: str) -> tuple[str, int]:
+    """The wheel on disk (sha256 checked) and the bytes transferred."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f["filename"])
+    want = f["hashes"]["sha256"]
+    if os.path.exists(path) and sha256_of(path) == want:
+        return path, 0
+    h = hashlib.sha256()
+    size = 0
+    with urllib.request.urlopen(f["url"], timeout=120) as resp, open(path + ".part", "wb") as out:
+        while chunk := resp.read(1 << 20):
+            h.update(chunk)
+            out.write(chunk)
+            size += len(chunk)
+    if h.hexdigest() != want:
+        os.unlink(path + ".part")
+        raise SystemExit(f"{f['filename']}: sha256 {h.hexdigest()} is not the index's {want}")
+    os.rename(path + ".part", path)
+    return path, size
+
+
+def sha256_of(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_wheel(path: str) -> dict[str, Any]:
+    """What a wheel's libraries export: {file name: {"exported": [...], "nodes": [...]}}."""
+    source = read_source(WheelSource(path), "none")
+    libs: dict[str, Any] = {}
+    for b in source.binaries:
+        if b.format not in ("elf", "pe") or b.file_type not in ("shared", "dll"):
+            continue
+        name = posixpath.basename(b.path.split("!")[-1])
+        libs[name] = {"exported": sorted(b.exported), "nodes": list(b.version_defs),
+                      "member": b.path.split("!")[-1]}
+    return libs
+
+
+def read_cached(path: str, sha: str, cache: str) -> dict[str, Any]:
+    os.makedirs(cache, exist_ok=True)
+    at = os.path.join(cache, sha + ".json")
+    if os.path.exists(at):
+        with open(at, encoding="utf-8") as fh:
+            doc: dict[str, Any] = json.load(fh)
+        return doc
+    name = os.path.basename(path)
+    n, version, _, _ = parse_wheel_filename(name)
+    doc = {"filename": name, "sha256": sha, "project": str(n), "version": str(version),
+           "os": wheel_os(name), "libs": read_wheel(path)}
+    with open(at + ".part", "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    os.rename(at + ".part", at)
+    return doc
+
+
+def histories(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (project, os, library file name): the releases read and, per release, the
+    symbols first exported there and those exported before but no longer."""
+    groups: dict[tuple[str, str, str], list[tuple[Version, dict[str, Any], dict[str, Any]]]] = {}
+    for doc in docs:
+        for lib, facts in doc["libs"].items():
+            key = (doc["project"], doc["os"], lib)
+            groups.setdefault(key, []).append((Version(doc["version"]), doc, facts))
+    out = []
+    for (project, os_name, lib), rows in sorted(groups.items()):
+        rows.sort(key=lambda r: r[0])
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
+        nodes: set[str] = set()
+        for i, (_version, _doc, facts) in enumerate(rows):
+            nodes.update(facts["nodes"])
+            for name in facts["exported"]:
+                first.setdefault(name, i)
+                last[name] = i
+        added: dict[str, list[str]] = {}
+        removed: dict[str, list[str]] = {}
+        for name in sorted(first):
+            # the first release read: only the names that carry a release (_12_0)
+            if first[name] or release_suffix(name) is not None:
+                added.setdefault(str(rows[first[name]][0]), []).append(name)
+            # a symbol missing from a release between two that export it is not "removed"
+            if last[name] + 1 < len(rows):
+                removed.setdefault(str(rows[last[name] + 1][0]), []).append(name)
+        order = {str(r[0]): i for i, r in enumerate(rows)}
+        out.append({
+            "distribution": project, "os": os_name, "library": lib,
+            "version_nodes": sorted(nodes),
+            "releases": [str(r[0]) for r in rows],
+            "wheels": [f"{r[1]['filename']} sha256:{r[1]['sha256']}" for r in rows],
+            "added": dict(sorted(added.items(), key=lambda kv: order[kv[0]])),
+            "removed": dict(sorted(removed.items(), key=lambda kv: order[kv[0]])),
+        })
+    return out
+
+
+def _q(text: str) -> str:
+    return json.dumps(text)  # a TOML basic string for the names these files hold
+
+
+def _array(items: Sequence[str], indent: str = "  ") -> str:
+    if not items:
+        return "[]"
+    return "[\n" + "".join(f"{indent}{_q(i)},\n" for i in items) + "]"
+
+
+def render(entries: Sequence[dict[str, Any]], today: str | None = None) -> str:
+    today = today or datetime.date.today().isoformat()
+    lines = [
+        "# Generated by tools/nvidia_symbols.py from NVIDIA's wheels on PyPI; do not edit by hand.",
+        "# Per [[library]]: the wheels read (file name and sha256: the source of every fact",
+        "# below), and per release the dynamic symbols it exports first (added) or no longer",
+        "# exports (removed).  Symbols of the first release read are not listed.",
+        "",
+        "[meta]",
+        'title = "The release of NVIDIA\'s library wheels that first exports each symbol"',
+        f'compiled = "{today}"',
+        "sources = [",
+        '  "NVIDIA\'s wheels on PyPI, read with cuwheel\'s ELF / PE readers: each [[library]]\'s '
+        '`wheels` (file name and sha256)",',
+        "]",
+        'note = "Regenerate with tools/nvidia_symbols.py; docs/checks.md#dep011."',
+    ]
+    for e in entries:
+        lines += ["", "[[library]]",
+                  f"distribution = {_q(e['distribution'])}",
+                  f"os = {_q(e['os'])}",
+                  f"library = {_q(e['library'])}",
+                  f"version_nodes = {json.dumps(e['version_nodes'])}",
+                  f"releases = {json.dumps(e['releases'])}",
+                  f"wheels = {_array(e['wheels'])}"]
+        for key in ("added", "removed"):
+            if e[key]:
+                lines.append(f"[library.{key}]")
+                for release, names in e[key].items():
+                    lines.append(f"{_q(release)} = {_array(names)}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--project", action="append", default=[], help="a PyPI project to read")
+    ap.add_argument("--os", action="append", choices=sorted(OS_OF), help="default: linux")
+    ap.add_argument("--select", choices=("all", "minor"), default="all")
+    ap.add_argument("--download", default="/tmp/wheels/floors", help="where wheels go")
+    ap.add_argument("--keep", type=int, default=64 << 20,
+                    help="delete a downloaded wheel larger than this after reading it")
+    ap.add_argument("--cache", default="/tmp/wheels/floors/read",
+                    help="one JSON per wheel read (by sha256)")
+    ap.add_argument("--wheels", help="read the wheel files of this folder, not the index")
+    ap.add_argument("--render", action="store_true", help="only write the data file from --cache")
+    ap.add_argument("--out", default=DATA)
+    ap.add_argument("--date", help="the [meta] compiled date (default today)")
+    args = ap.parse_args(argv)
+    transferred = 0
+    started = time.process_time()
+    if args.wheels:
+        for name in sorted(os.listdir(args.wheels)):
+            if name.endswith(".whl"):
+                path = os.path.join(args.wheels, name)
+                read_cached(path, sha256_of(path), args.cache)
+    for project in args.project:
+        files = index_files(project)
+        for os_name in args.os or ["linux"]:
+            for f in pick(files, os_name, args.select):
+                sha = f["hashes"]["sha256"]
+                if os.path.exists(os.path.join(args.cache, sha + ".json")):
+                    continue
+                path, size = download(f, args.download)
+                transferred += size
+                read_cached(path, sha, args.cache)
+                if os.path.getsize(path) > args.keep:
+                    os.unlink(path)
+                print(f"read {f['filename']} ({size >> 20} MiB fetched)", file=sys.stderr)
+    docs = []
+    if os.path.isdir(args.cache):
+        for name in sorted(os.listdir(args.cache)):
+            if name.endswith(".json"):
+                with open(os.path.join(args.cache, name), encoding="utf-8") as fh:
+                    docs.append(json.load(fh))
+    if not docs:
+        print("nothing read", file=sys.stderr)
+        return 1
+    with open(args.out, "w", encoding="utf-8") as fh:
+        fh.write(render(histories(docs), args.date))
+    print(f"{len(docs)} wheels, {transferred >> 20} MiB fetched, "
+          f"{time.process_time() - started:.1f} s CPU; wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
