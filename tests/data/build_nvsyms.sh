@@ -24,4 +24,11 @@ gcc -shared -fPIC -O2 -Wl,--version-script,"$T/jl.map" -Wl,-soname,libnvJitLink.
     "$SRC/nvsym_jitlink_stub.c" -o "$T/libnvJitLink.so.12"
 gcc -shared -fPIC -O2 "$SRC/nvsym_user.c" "$T/libnvJitLink.so.12" -Wl,-soname,libnvsym_user.so \
     -o "$BIN/nvsym_user.so"
+printf 'libnvJitLink.so.13 { global: *; };\n' > "$T/jl13.map"
+mkdir "$T/13"
+gcc -shared -fPIC -O2 -DCW_CUDA13 -Wl,--version-script,"$T/jl13.map" \
+    -Wl,-soname,libnvJitLink.so.13 "$SRC/nvsym_jitlink_stub.c" -o "$T/13/libnvJitLink.so.13"
+gcc -shared -fPIC -O2 -DCW_CUDA13 "$SRC/nvsym_user.c" "$T/13/libnvJitLink.so.13" \
+    -Wl,-soname,libnvsym_user13.so -Wl,--enable-new-dtags \
+    -Wl,-rpath,'$ORIGIN/../../nvidia/cu13/lib' -o "$BIN/nvsym_user13.so"
 strip --strip-unneeded "$BIN"/nvsym_*.so

@@ -244,10 +244,20 @@ class CheckContext:
                 break
         requires = self.source.wheel.requires_dist if self.source.wheel else ()
         if wanted == "infer" or (wanted is None and self.audit):
-            return infer_train(lib.binary, requires)
+            return infer_train(lib.binary, requires, project=self.project)
         if wanted is not None:
             return LibraryTrain(release_of(wanted), f"row {self.plan.row.name!r}: {wanted}")
         return LibraryTrain(self.plan.train.release, f"the row's train {self.plan.train}")
+
+    @functools.cached_property
+    def project(self) -> str | None:
+        """The project name of the wheel's file name (evidence of its train in audit mode)."""
+        from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+        try:
+            return str(parse_wheel_filename(self.wheel_name)[0])
+        except InvalidWheelFilename:
+            return None
 
     def optional(self, lib: Lib) -> bool:
         """A plugin the row marks optional: its CUDA dependencies may come with an extra."""

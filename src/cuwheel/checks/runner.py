@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
+from packaging.utils import parse_wheel_filename
+
 from cuwheel.checks.claims import Claim, claim_from_gpus
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.context import CheckContext
@@ -325,7 +327,8 @@ def audit_plan(
     notes: list[str] = []
     if chosen is None:
         requires = source.wheel.requires_dist if source.wheel else ()
-        guesses = [infer_train(b, requires) for b in source.binaries]
+        project = str(parse_wheel_filename(name.filename)[0])  # a checked wheel name
+        guesses = [infer_train(b, requires, project=project) for b in source.binaries]
         picked = wheel_release(guesses)
         cuda = any(b.containers for b in source.binaries) or any(
             runtime_majors(b) for b in source.binaries

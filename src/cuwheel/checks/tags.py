@@ -76,7 +76,8 @@ def check_train(ctx: CheckContext) -> list[Finding]:
                     label = Train(release) if release is not None else lt.describe()
                     out.append(ctx.finding(
                         "TAG004",
-                        f"links {name} (CUDA {majors}) in a {label} wheel (CUDA {lt.major})",
+                        f"links {name} (CUDA {majors}) in a {label} wheel (CUDA {lt.major})"
+                        + (f": its name {lt.named} states CUDA {lt.major}" if lt.named else ""),
                         lib.name,
                     ))  # fmt: skip
         if release is None:
