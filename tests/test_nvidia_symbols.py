@@ -200,3 +200,33 @@ def test_data_against_readelf_on_real_wheels(tmp_path: Path) -> None:
         defined = {line.split()[7].split("@")[0] for line in text.splitlines()
                    if len(line.split()) >= 8 and line.split()[6] != "UND"}
         assert ("__nvJitLinkAddData_12_4" in defined) == (file == h.wheels[i][0])
+
+
+def test_carrier_pins_read_from_torch() -> None:
+    """torch 2.5.1's METADATA pins nvidia-nvjitlink-cu12==12.4.127 (its Linux x86_64
+    wheels); 2.11 pins CUDA 13's through cuda-toolkit[...]==13.0.2."""
+    data = load_symbol_histories()
+    by = {p.release: p for p in data.pins_of("torch", "linux-x86_64")}
+    assert by["2.5.1"].pins["nvidia-nvjitlink-cu12"] == "12.4.127"
+    assert by["2.11.0"].pins["nvidia-nvjitlink"].startswith("13.0.")
+    assert "nvidia-nvjitlink-cu12" not in by["2.1.0"].pins  # pinned by none of 2.1 ... 2.4
+
+
+def test_dep011_through_torch(tmp_path: Path) -> None:
+    """An extension using __nvJitLinkAddData_12_6, whose libnvJitLink.so.12 torch
+    installs: torch 2.5 and 2.6 (CUDA 12.4 builds) pin nvJitLink 12.4.127, which lacks it;
+    2.7 (CUDA 12.6) pins a 12.6."""
+    import checkwheels as cw
+
+    lib = cw.patch((BIN / "nvsym_user.so").read_bytes(), b"__nvJitLinkAddData_12_4",
+                   b"__nvJitLinkAddData_12_6")
+    path = make_wheel(tmp_path, {"cwuser/libnvsym_user.so": lib}, name="cwuser",
+                      version="1.0", tag=TAG, requires=("torch>=2.5,<2.11",))
+    [msg] = _dep011(path)
+    assert "__nvJitLinkAddData_12_6 of libnvJitLink.so.12, which torch installs" in msg
+    assert "admits torch 2.5.0 ... 2.6.0, which pin nvidia-nvjitlink-cu12 12.4.127" in msg
+    assert msg.endswith("require torch>=2.7.0 (its pins have it)")
+    (tmp_path / "good").mkdir()
+    good = make_wheel(tmp_path / "good", {"cwuser/libnvsym_user.so": lib}, name="cwuser",
+                      version="1.0", tag=TAG, requires=("torch>=2.7,<2.11",))
+    assert _dep011(good) == []

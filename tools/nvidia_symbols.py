@@ -7,7 +7,10 @@ checked against the index's, read with ``payload="none"`` (headers, symbol table
 version sections only: the device code is not decoded) and deleted when larger than
 ``--keep`` bytes; what was read is cached per sha256 under ``--cache``, so a run can be
 resumed and the data file re-rendered offline.  ``--wheels DIR`` reads local wheel files
-instead (the test regenerates a sample this way).
+instead (the test regenerates a sample this way).  ``--carrier torch`` also records, per
+torch release with a Linux x86_64 wheel, the NVIDIA releases its METADATA pins (read with
+HTTP range requests: the zip's central directory, then METADATA; through a
+``cuda-toolkit[...]==X`` pin, that cuda-toolkit's METADATA).
 
 A library is one file name of one distribution on one OS (``libnvJitLink.so.12`` of
 ``nvidia-nvjitlink-cu12`` on linux); its history lists the releases read and, per release,
@@ -187,6 +190,124 @@ def histories(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _range(url: str, start: int, end: int | None = None) -> bytes:
+    spec = f"bytes={start}-" if end is None else f"bytes={start}-{end - 1}"
+    if start < 0:
+        spec = f"bytes={start}"
+    req = urllib.request.Request(url, headers={"Range": spec})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        data: bytes = resp.read()
+    return data
+
+
+def remote_member(url: str, suffix: str) -> tuple[str, bytes] | None:
+    """One member of a remote wheel, by the end of its name, read with HTTP range requests:
+    the zip's end of central directory, its central directory, then the member (the
+    carrier's 900 MB wheel is never fetched whole)."""
+    import struct
+    import zlib
+
+    tail = _range(url, -(1 << 16))
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0:
+        return None
+    count, cd_size, cd_off = struct.unpack_from("<HII", tail, at + 10)
+    if cd_off == 0xFFFFFFFF or count == 0xFFFF:  # zip64: the locator precedes the record
+        loc = tail.rfind(b"PK\x06\x07", 0, at)
+        (z64,) = struct.unpack_from("<Q", tail, loc + 8)
+        rec = _range(url, z64, z64 + 56)
+        count, cd_size, cd_off = struct.unpack_from("<QQQ", rec, 32)
+    cd = _range(url, cd_off, cd_off + cd_size)
+    pos = 0
+    for _ in range(count):
+        (method, csize, nlen, xlen, clen, off) = (
+            struct.unpack_from("<H", cd, pos + 10)[0], struct.unpack_from("<I", cd, pos + 20)[0],
+            *struct.unpack_from("<HHH", cd, pos + 28), struct.unpack_from("<I", cd, pos + 42)[0])
+        name = cd[pos + 46 : pos + 46 + nlen].decode("utf-8", "replace")
+        pos += 46 + nlen + xlen + clen
+        if not name.endswith(suffix):
+            continue
+        head = _range(url, off, off + 30)
+        n2, x2 = struct.unpack_from("<HH", head, 26)
+        raw = _range(url, off + 30 + n2 + x2, off + 30 + n2 + x2 + csize)
+        return name, (zlib.decompress(raw, -15) if method == 8 else raw)
+    return None
+
+
+LINUX_X86 = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
+             "platform_machine": "x86_64", "extra": ""}
+
+
+def nvidia_pins(metadata: str, env: dict[str, str]) -> list[tuple[str, str, list[str]]]:
+    """(name, pinned version, extras) of each ``==`` Requires-Dist on an NVIDIA
+    distribution or cuda-toolkit whose marker holds in ``env``."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    out = []
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        req = Requirement(line.split(":", 1)[1].strip())
+        name = canonicalize_name(req.name)
+        if not (name.startswith("nvidia-") or name == "cuda-toolkit"):
+            continue
+        if req.marker is not None and not req.marker.evaluate(env):
+            continue
+        pinned = [sp.version for sp in req.specifier if sp.operator in ("==", "===")]
+        # cuda-toolkit pins its components by prefix: nvidia-cublas==13.1.0.3.*
+        if pinned and pinned[0].count("*") <= 1 and pinned[0].rstrip(".*").count(".") >= 2:
+            out.append((str(name), pinned[0].removesuffix(".*"), sorted(req.extras)))
+    return out
+
+
+def carrier_pins(project: str = "torch") -> list[dict[str, Any]]:
+    """Per final release of ``project`` with a Linux x86_64 wheel: the NVIDIA releases its
+    METADATA pins (through ``cuda-toolkit[...]==X``: the pins of that cuda-toolkit's
+    METADATA under those extras)."""
+    from packaging.utils import canonicalize_name
+
+    by_version: dict[Version, dict[str, Any]] = {}
+    for f in index_files(project):
+        name = f["filename"]
+        if not name.endswith(".whl") or f.get("yanked") or wheel_os(name) != "linux":
+            continue
+        version = parse_wheel_filename(name)[1]
+        if version.is_prerelease or version.is_devrelease or version.local:
+            continue
+        by_version.setdefault(version, f)
+    toolkit = {parse_wheel_filename(f["filename"])[1]: f
+               for f in index_files("cuda-toolkit") if f["filename"].endswith(".whl")}
+    out = []
+    for version in sorted(by_version):
+        f = by_version[version]
+        got = remote_member(f["url"], ".dist-info/METADATA")
+        if got is None:
+            continue
+        pins: dict[str, str] = {}
+        via = ""
+        for name, pinned, extras in nvidia_pins(got[1].decode("utf-8", "replace"), LINUX_X86):
+            if name != "cuda-toolkit":
+                pins[name] = pinned
+                continue
+            tk = toolkit.get(Version(pinned))
+            meta = remote_member(tk["url"], ".dist-info/METADATA") if tk else None
+            if meta is None:
+                continue
+            via = f"cuda-toolkit {pinned} ({tk['filename'] if tk else ''} sha256:" \
+                  f"{tk['hashes']['sha256'] if tk else ''})"
+            text = meta[1].decode("utf-8", "replace")
+            for extra in extras:
+                for n, p, _ in nvidia_pins(text, {**LINUX_X86, "extra": extra}):
+                    pins.setdefault(canonicalize_name(n), p)
+        if pins:
+            out.append({"carrier": project, "release": str(version),
+                        "wheel": f"{f['filename']} sha256:{f['hashes']['sha256']}",
+                        "via": via, "pins": [f"{n}=={p}" for n, p in sorted(pins.items())]})
+        print(f"pins of {f['filename']}: {len(pins)}", file=sys.stderr)
+    return out
+
+
 def _q(text: str) -> str:
     return json.dumps(text)  # a TOML basic string for the names these files hold
 
@@ -197,7 +318,8 @@ def _array(items: Sequence[str], indent: str = "  ") -> str:
     return "[\n" + "".join(f"{indent}{_q(i)},\n" for i in items) + "]"
 
 
-def render(entries: Sequence[dict[str, Any]], today: str | None = None) -> str:
+def render(entries: Sequence[dict[str, Any]], today: str | None = None,
+           pins: Sequence[dict[str, Any]] = ()) -> str:
     today = today or datetime.date.today().isoformat()
     lines = [
         "# Generated by tools/nvidia_symbols.py from NVIDIA's wheels on PyPI; do not edit by hand.",
@@ -227,6 +349,15 @@ def render(entries: Sequence[dict[str, Any]], today: str | None = None) -> str:
                 lines.append(f"[library.{key}]")
                 for release, names in e[key].items():
                     lines.append(f"{_q(release)} = {_array(names)}")
+    for p in pins:
+        lines += ["", "[[carrier_pins]]",
+                  f"carrier = {_q(p['carrier'])}",
+                  'platform = "linux-x86_64"',
+                  f"release = {_q(p['release'])}",
+                  f"wheel = {_q(p['wheel'])}"]
+        if p["via"]:
+            lines.append(f"via = {_q(p['via'])}")
+        lines.append(f"pins = {_array(p['pins'])}")
     return "\n".join(lines) + "\n"
 
 
@@ -241,6 +372,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cache", default="/tmp/wheels/floors/read",
                     help="one JSON per wheel read (by sha256)")
     ap.add_argument("--wheels", help="read the wheel files of this folder, not the index")
+    ap.add_argument("--carrier", action="append", default=[],
+                    help="read the NVIDIA pins of each release of this carrier (torch)")
     ap.add_argument("--render", action="store_true", help="only write the data file from --cache")
     ap.add_argument("--out", default=DATA)
     ap.add_argument("--date", help="the [meta] compiled date (default today)")
@@ -265,8 +398,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if os.path.getsize(path) > args.keep:
                     os.unlink(path)
                 print(f"read {f['filename']} ({size >> 20} MiB fetched)", file=sys.stderr)
+    for carrier in args.carrier:
+        found = carrier_pins(carrier)
+        os.makedirs(args.cache, exist_ok=True)
+        with open(os.path.join(args.cache, f"{carrier}.pins"), "w", encoding="utf-8") as fh:
+            json.dump(found, fh)
     docs = []
+    pins: list[dict[str, Any]] = []
     if os.path.isdir(args.cache):
+        for name in sorted(os.listdir(args.cache)):
+            if name.endswith(".pins"):
+                with open(os.path.join(args.cache, name), encoding="utf-8") as fh:
+                    pins += json.load(fh)
         for name in sorted(os.listdir(args.cache)):
             if name.endswith(".json"):
                 with open(os.path.join(args.cache, name), encoding="utf-8") as fh:
@@ -275,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("nothing read", file=sys.stderr)
         return 1
     with open(args.out, "w", encoding="utf-8") as fh:
-        fh.write(render(histories(docs), args.date))
+        fh.write(render(histories(docs), args.date, pins))
     print(f"{len(docs)} wheels, {transferred >> 20} MiB fetched, "
           f"{time.process_time() - started:.1f} s CPU; wrote {args.out}", file=sys.stderr)
     return 0

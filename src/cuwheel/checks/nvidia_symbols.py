@@ -5,9 +5,10 @@ export (``__nvJitLinkAddData_12_4`` of ``libnvJitLink.so.12``: nvidia-nvjitlink-
 The releases come from data/nvidia_symbols.toml (knowledge/nvidia_symbols.py); the
 references from the binary's undefined dynamic symbols: a versioned one names its library
 (``.gnu.version_r``), an unversioned one binds to whichever NEEDED library defines it.
-Judged where the requirement names the distribution itself (``nvidia-nvjitlink-cu12``):
-a ``cuda-toolkit`` version is not the component's version, so its releases are not
-compared.  ELF only (a DLL's imports by name are not read)."""
+Judged where the requirement names the distribution itself (``nvidia-nvjitlink-cu12``),
+or names a carrier (torch) whose releases pin it (the pins of each torch release, same
+data file); a ``cuda-toolkit`` version is not the component's version, so its releases
+are not compared.  ELF only (a DLL's imports by name are not read)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,15 @@ def _requirement(ctx: CheckContext, library: str, distribution: str) -> Declared
     return None
 
 
+def _carrier(ctx: CheckContext, library: str) -> Declared | None:
+    """An applying requirement on a carrier (torch) whose own requirements install
+    ``library``."""
+    for d in ctx.declared:
+        if d.applies and any(c.ships(library, ctx.os) for c in d.carried):
+            return d
+    return None
+
+
 def _span(releases: list[str]) -> str:
     return releases[0] if len(releases) == 1 else f"{releases[0]} ... {releases[-1]}"
 
@@ -62,47 +72,83 @@ def check_symbol_releases(ctx: CheckContext) -> list[Finding]:
     return out
 
 
+def _shown(names: set[str]) -> str:
+    ordered = sorted(names)
+    more = f", +{len(ordered) - _SHOWN} more" if len(ordered) > _SHOWN else ""
+    return ", ".join(ordered[:_SHOWN]) + more
+
+
+def _bounds(distribution: str, refs: list[SymbolRelease]) -> tuple[str, str]:
+    """Why (the symbol setting the floor, the one setting the ceiling) and the specifier."""
+    floor = max((s for s in refs if not s.at_first_read), key=lambda s: Version(s.first),
+                default=None)
+    ceiling = min((s for s in refs if s.removed is not None),
+                  key=lambda s: Version(s.removed or "0"), default=None)
+    why = []
+    if floor is not None:
+        why.append(f"{floor.symbol} is first exported by {distribution} {floor.first}")
+    if ceiling is not None:
+        why.append(f"{ceiling.symbol} is no longer exported from {ceiling.removed}")
+    spec = ",".join(p for p in (f">={floor.first}" if floor else "",
+                                f"<{ceiling.removed}" if ceiling else "") if p)
+    return "; ".join(why), spec
+
+
 def _check_lib(ctx: CheckContext, lib: Lib) -> list[Finding]:
     b = lib.binary
     if b.format != "elf" or not b.undefined:
         return []
     needs = symbol_needs(b.needed, ((u.name, u.library) for u in b.undefined), ctx.os)
+    data = load_symbol_histories()
     out: list[Finding] = []
     for (library, distribution), refs in sorted(needs.items()):
+        hist = next(h for h in data.of(library, ctx.os) if h.distribution == distribution)
         d = _requirement(ctx, library, distribution)
-        if d is None:
+        carrier = _carrier(ctx, library) if d is None else None
+        req = d or carrier
+        if req is None:
             continue
         try:
-            spec = Requirement(d.text).specifier
+            spec = Requirement(req.text).specifier
         except InvalidRequirement:
             continue
-        hist = next(h for h in load_symbol_histories().of(library, ctx.os)
-                    if h.distribution == distribution)
-        admitted = [r for r in hist.releases if spec.contains(r, prereleases=True)]
-        lacking = sorted({r for r in admitted for s in refs if hist.exports(s.symbol, r) is False},
-                         key=Version)
-        if not lacking:
+        why, bounds = _bounds(distribution, refs)
+        if d is not None:
+            admitted = [r for r in hist.releases if spec.contains(r, prereleases=True)]
+            lacking = [r for r in admitted if any(hist.exports(s.symbol, r) is False
+                                                  for s in refs)]
+            if not lacking:
+                continue
+            missing = {s.symbol for s in refs if hist.exports(s.symbol, lacking[0]) is False}
+            out.append(ctx.finding(
+                "DEP011",
+                f"uses {_shown(missing)} of {library}; {why}, but {d.label} admits "
+                f"{_span(lacking)}, which lack {'it' if len(missing) == 1 else 'them'}: "
+                f"require {distribution}{bounds}",
+                lib.name,
+            ))  # fmt: skip
             continue
-        floor = max((s for s in refs if not s.at_first_read), key=lambda s: Version(s.first),
-                    default=None)
-        ceiling = min((s for s in refs if s.removed is not None),
-                      key=lambda s: Version(s.removed or "0"), default=None)
-        shown = sorted({s.symbol for s in refs if hist.exports(s.symbol, lacking[0]) is False})
-        more = f", +{len(shown) - _SHOWN} more" if len(shown) > _SHOWN else ""
-        why = []
-        if floor is not None:
-            why.append(f"{floor.symbol} is first exported by {distribution} {floor.first}")
-        if ceiling is not None:
-            why.append(f"{ceiling.symbol} is no longer exported from {ceiling.removed}")
-        spec_text = ",".join(
-            p for p in (f">={floor.first}" if floor else "",
-                        f"<{ceiling.removed}" if ceiling else "") if p
-        )  # fmt: skip
+        assert carrier is not None
+        plat = ctx.platform.name if ctx.platform else None
+        pins = sorted((p for p in data.pins_of(carrier.name, plat)
+                       if spec.contains(p.release, prereleases=True)
+                       and distribution in p.pins), key=lambda p: Version(p.release))
+        bad = [p for p in pins
+               if any(hist.exports_at(s.symbol, p.pins[distribution]) is False for s in refs)]
+        if not bad:
+            continue
+        missing = {s.symbol for s in refs
+                   if hist.exports_at(s.symbol, bad[0].pins[distribution]) is False}
+        later = [p.release for p in pins if Version(p.release) > Version(bad[-1].release)]
+        fix = (f"require {carrier.name}>={later[0]} (its pins have "
+               f"{'it' if len(missing) == 1 else 'them'})" if later
+               else f"require {distribution}{bounds} beside {carrier.name}")
         out.append(ctx.finding(
             "DEP011",
-            f"uses {', '.join(shown[:_SHOWN])}{more} of {library}; {'; '.join(why)}, but "
-            f"{d.label} admits {_span(lacking)}, which lack "
-            f"{'it' if len(shown) == 1 else 'them'}: require {distribution}{spec_text}",
+            f"uses {_shown(missing)} of {library}, which {carrier.name} installs; {why}, but "
+            f"{carrier.label} admits {carrier.name} {_span([p.release for p in bad])}, which "
+            f"pin{'s' if len(bad) == 1 else ''} {distribution} "
+            f"{_span(sorted({p.pins[distribution] for p in bad}, key=Version))}: {fix}",
             lib.name,
         ))  # fmt: skip
     return out

@@ -4,7 +4,7 @@ tools/nvidia_symbols.py (the wheels' file names and sha256 are the source).
 
 NVIDIA versions its C APIs in the symbol names, not in ELF version nodes: nvJitLink
 exports ``__nvJitLinkAddData_12_4`` from 12.4 on (its header maps ``nvJitLinkAddData`` to
-the newest), cuFFT ``__cufftXtSetJITCallback_12_7``, cuBLAS ``cublasCreate_v2`` and
+the newest), cuFFT ``__cufftXtSetJITCallback_12_7`` (from 11.3.0.4), cuBLAS ``cublasCreate_v2`` and
 ``cublasSgemm_64``; the one version node each library defines repeats its SONAME
 (``libnvJitLink.so.12``; NCCL defines none).  A binary that references a symbol added in
 release R needs R or newer of the distribution, whatever its requirement says
@@ -12,9 +12,11 @@ release R needs R or newer of the distribution, whatever its requirement says
 
 The data lists, per library, the symbols new in each release read after the first; for
 the first release, only the names that carry a release in them (``_12_0``), so that an
-``undefined symbol: __nvJitLinkAddData_12_0`` can still be placed.  Named to sit beside
-a resolver of other packages' symbols (torch's): ``SymbolHistory`` is one package's
-library over its releases, ``first_release_exporting`` the one question asked of it."""
+``undefined symbol: __nvJitLinkAddData_12_0`` can still be placed.  ``[[carrier_pins]]``:
+the NVIDIA releases each torch release's Linux x86_64 wheel pins in its METADATA.
+Named to sit beside a resolver of other packages' symbols (torch's): ``SymbolHistory`` is
+one package's library over its releases, ``first_release_exporting`` the one question
+asked of it."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from cuwheel.knowledge._load import DataSource, each_table, read_data_file, read
 
 __all__ = [
     "DATA_FILE",
+    "CarrierPins",
     "SymbolHistories",
     "SymbolHistory",
     "SymbolRelease",
@@ -105,10 +108,45 @@ class SymbolHistory:
         return gone is None or v < Version(gone)
 
 
+    def exports_at(self, symbol: str, version: str) -> bool | None:
+        """Whether a release, read or not, exports ``symbol``: True from its first release
+        read to its removal, False up to the last release read before that first (and from
+        the removal on); None between those two, before the first release read, or for a
+        symbol of no record.  Releases between two read are taken to agree with both."""
+        if symbol not in self.added:
+            return None
+        v = Version(version)
+        first = Version(self.added[symbol])
+        gone = self.removed.get(symbol)
+        if gone is not None and v >= Version(gone):
+            return False
+        if v >= first:
+            return True
+        before = [Version(r) for r in self.releases if Version(r) < first]
+        return False if before and v <= max(before) else None
+
+
+@dataclass(frozen=True)
+class CarrierPins:
+    """The NVIDIA releases one release of a carrier (torch) pins in its METADATA on a
+    platform (through ``cuda-toolkit[...]==X``: that cuda-toolkit's pins)."""
+
+    carrier: str
+    platform: str
+    release: str
+    wheel: str
+    pins: Mapping[str, str]  # distribution -> version
+
+
 @dataclass(frozen=True)
 class SymbolHistories:
     libraries: tuple[SymbolHistory, ...]
     meta: DataSource | None
+    carrier_pins: tuple[CarrierPins, ...] = ()
+
+    def pins_of(self, carrier: str, platform: str | None) -> tuple[CarrierPins, ...]:
+        return tuple(p for p in self.carrier_pins
+                     if p.carrier == carrier and (platform is None or p.platform == platform))
 
     def of(self, library: str, os: str | None = None) -> tuple[SymbolHistory, ...]:
         """The histories of a library file name (DLL names: any case), every distribution."""
@@ -180,9 +218,26 @@ def build_symbol_histories(data: Mapping[str, Any], file: str = DATA_FILE) -> Sy
             f["distribution"], f["os"], f["library"], tuple(f["version_nodes"]),
             tuple(f["releases"]), tuple((m[1], m[2]) for m in wheels if m), added, removed,
         ))  # fmt: skip
+    pins: list[CarrierPins] = []
+    for i, f in enumerate(each_table(data, "carrier_pins", chk,
+                                     {"carrier": str, "platform": str, "release": str,
+                                      "wheel": str, "pins": list}, {"via": str})):
+        where = f"carrier_pins[{i}]"
+        if len(f) < 5:
+            continue
+        pinned: dict[str, str] = {}
+        for text in f["pins"]:
+            name, _, version = str(text).partition("==")
+            try:
+                Version(version)
+            except InvalidVersion:
+                chk.problem(where, f"not a pin NAME==VERSION: {text!r}")
+                continue
+            pinned[name] = version
+        pins.append(CarrierPins(f["carrier"], f["platform"], f["release"], f["wheel"], pinned))
     if chk.problems:
         raise CatalogError(chk.problems)
-    return SymbolHistories(tuple(out), meta)
+    return SymbolHistories(tuple(out), meta, tuple(pins))
 
 
 @functools.cache
