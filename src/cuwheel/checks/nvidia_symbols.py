@@ -8,7 +8,7 @@ references from the binary's undefined dynamic symbols: a versioned one names it
 Judged where the requirement names the distribution itself (``nvidia-nvjitlink-cu12``),
 or names a carrier (torch) whose releases pin it (the pins of each torch release, same
 data file); a ``cuda-toolkit`` version is not the component's version, so its releases
-are not compared.  ELF only (a DLL's imports by name are not read)."""
+are not compared.  A DLL's imports by name name their DLL (``nvJitLink_120_0.dll``)."""
 
 from __future__ import annotations
 
@@ -96,9 +96,13 @@ def _bounds(distribution: str, refs: list[SymbolRelease]) -> tuple[str, str]:
 
 def _check_lib(ctx: CheckContext, lib: Lib) -> list[Finding]:
     b = lib.binary
-    if b.format != "elf" or not b.undefined:
+    if b.format == "pe":  # a DLL imports each name from one DLL
+        used: Iterator[tuple[str, str | None]] = ((n, dll) for dll, n in b.imported)
+    elif b.format == "elf":
+        used = ((u.name, u.library) for u in b.undefined)
+    else:
         return []
-    needs = symbol_needs(b.needed, ((u.name, u.library) for u in b.undefined), ctx.os)
+    needs = symbol_needs(b.needed, used, ctx.os)
     data = load_symbol_histories()
     out: list[Finding] = []
     for (library, distribution), refs in sorted(needs.items()):

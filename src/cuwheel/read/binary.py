@@ -315,7 +315,7 @@ def _host_binary(path: str, kind: str, size: int, facts: ElfFacts | PeFacts,
                     needed=tuple(facts.needed), exported=tuple(facts.exported),
                     containers=tuple(containers), anomalies=notes.result())
     if not isinstance(facts, ElfFacts):
-        return binary
+        return dataclasses.replace(binary, imported=tuple(dict.fromkeys(facts.imported)))
     return dataclasses.replace(
         binary, rpath=tuple(facts.rpath), runpath=tuple(facts.runpath), soname=facts.soname,
         undefined=tuple(facts.undefined), version_needs=tuple(facts.version_needs),

@@ -39,6 +39,10 @@ MAX_TABLE = 64 << 20
 # DLLs: a few dozen) and export names (torch_cpu.dll-sized DLLs: some 100k).
 MAX_IMPORTS = 10_000
 MAX_EXPORTS = 2_000_000
+# Functions imported by name, all DLLs together (torch_python.dll: some 20k), and the bytes
+# of one DLL's import lookup table read (8 per entry in PE32+).
+MAX_IMPORT_NAMES = 2_000_000
+MAX_LOOKUP_TABLE = 4 << 20
 WRAPPER_MAGIC = 0x466243B1
 # Sections that never hold embedded data (not searched for containers).
 NOT_DATA = (".pdata", ".xdata", ".reloc", ".rsrc", ".idata", ".edata", ".tls", ".CRT",
@@ -52,6 +56,8 @@ class PeFacts:
     sections: list[Region] = field(default_factory=list)
     needed: list[str] = field(default_factory=list)
     exported: list[str] = field(default_factory=list)
+    # Functions imported by name, (DLL, name) in descriptor order (ordinals are left out)
+    imported: list[tuple[str, str]] = field(default_factory=list)
     # .nvFatBi wrapper records: container file offset -> version (2 = device-link step)
     wrappers: dict[int, int] = field(default_factory=dict)
 
@@ -84,6 +90,9 @@ class PeReader:
         self._map: RangeMap[tuple[int, int]] = RangeMap(())  # rva -> (va, rawptr)
         self._imports: dict[int, str] = {}  # descriptor order -> dll name
         self._exports: list[str] = []
+        self._import_names: dict[int, list[str]] = {}  # descriptor order -> names
+        self._names_left = MAX_IMPORT_NAMES
+        self._wide = True  # PE32+: 8-byte lookup table entries
         self._image_base = 0
         self._strtab_off = 0
         self._get(0, 64, self._dos)
@@ -127,6 +136,7 @@ class PeReader:
         dirs: list[tuple[int, int]] = []
         if optsize >= 2:
             (magic,) = struct.unpack_from("<H", data, 0)
+            self._wide = magic == 0x20B
             if magic == 0x20B and optsize >= 112:
                 (self._image_base,) = struct.unpack_from("<Q", data, 24)
                 ndir_at, dir_at = 108, 112
@@ -247,11 +257,18 @@ class PeReader:
                 break
             if delay:
                 attrs, name_rva = struct.unpack_from("<II", rec, 0)
+                (lookup,) = struct.unpack_from("<I", rec, 16)  # the import name table
                 if not attrs & 1 and name_rva >= self._image_base:
                     name_rva -= self._image_base  # old delay-load descriptors hold VAs
+                    lookup = lookup - self._image_base if lookup >= self._image_base else 0
             else:
                 (name_rva,) = struct.unpack_from("<I", rec, 12)
-            by_rva.setdefault(name_rva, []).append((1 << 20) * int(delay) + i)
+                # OriginalFirstThunk, else (old linkers) FirstThunk before binding
+                lookup = struct.unpack_from("<I", rec, 0)[0] or struct.unpack_from(
+                    "<I", rec, 16)[0]
+            key = (1 << 20) * int(delay) + i
+            by_rva.setdefault(name_rva, []).append(key)
+            self._lookup_table(key, lookup, what)
         for name_rva, keys in by_rva.items():
             off = self._rva(name_rva)
             if off is None or off >= self.size:
@@ -259,6 +276,50 @@ class PeReader:
                 continue
             self._get(off, min(MAX_NAME + 1, self.size - off),
                       self._import_name(keys, f"{what} name at 0x{off:x}"), f"{what} name")
+
+    def _lookup_table(self, key: int, rva: int, what: str) -> None:
+        """The names a descriptor's import lookup table imports: entries up to the zero one,
+        each a hint/name RVA unless its top bit marks an import by ordinal."""
+        if not rva:
+            return
+        off = self._rva(rva)
+        if off is None or off >= self.size:
+            self.anomalies.add(f"{what} lookup table RVA 0x{rva:x} lies in no section's data")
+            return
+        width, fmt, flag = (8, "<Q", 1 << 63) if self._wide else (4, "<I", 1 << 31)
+        # the table ends inside its section: read no further than the section's raw data
+        end = next((rawptr + rawsize for _n, _va, _vs, rawsize, rawptr in self._secs
+                    if rawptr <= off < rawptr + rawsize), self.size)
+        length = min(MAX_LOOKUP_TABLE, end - off, self.size - off)
+
+        def entries(data: bytes) -> None:
+            offs: list[int] = []
+            for (e,) in struct.iter_unpack(fmt, data[: len(data) - len(data) % width]):
+                if not e:
+                    break
+                if e & flag:
+                    continue  # by ordinal: no name
+                o = self._rva(e & 0x7FFFFFFF)
+                if o is not None and o + 2 < self.size:
+                    offs.append(o + 2)  # after the 2-byte hint
+            if len(offs) > self._names_left:
+                self.anomalies.add(f"{what}s: more than {MAX_IMPORT_NAMES} names by name; the "
+                                   "rest are not read")
+                offs = offs[: self._names_left]
+            self._names_left -= len(offs)
+            if not offs:
+                return
+            lo, hi = min(offs), min(max(offs) + MAX_NAME + 1, self.size)
+
+            def names(blob: bytes) -> None:
+                table = StringTable(blob, f"{what} names", self.budget, self.anomalies,
+                                    encoding="latin-1")
+                got = [n for o in offs if (n := table.get(o - lo)) is not None]
+                self._import_names[key] = got
+
+            self._get(lo, hi - lo, names, f"{what} names")
+
+        self._get(off, length, entries, f"{what} lookup table")
 
     def _import_name(self, keys: list[int], what: str) -> Callable[[bytes], None]:
         def take(data: bytes) -> None:
@@ -308,5 +369,7 @@ class PeReader:
 
     def finish(self) -> PeFacts:
         self.facts.needed = [self._imports[k] for k in sorted(self._imports)]
+        self.facts.imported = [(self._imports[k], n) for k in sorted(self._import_names)
+                               if k in self._imports for n in self._import_names[k]]
         self.facts.exported = list(dict.fromkeys(self._exports))
         return self.facts
