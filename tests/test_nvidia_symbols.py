@@ -230,3 +230,13 @@ def test_dep011_through_torch(tmp_path: Path) -> None:
     good = make_wheel(tmp_path / "good", {"cwuser/libnvsym_user.so": lib}, name="cwuser",
                       version="1.0", tag=TAG, requires=("torch>=2.7,<2.11",))
     assert _dep011(good) == []
+
+
+def test_dep011_exact_pin_between_releases_read(tmp_path: Path) -> None:
+    """A pin to a release the data did not read is judged by the releases around it: 12.3.0
+    is older than 12.3.101, which lacks __nvJitLinkAddData_12_4; 12.4.100 is newer than
+    12.4.99, which has it."""
+    [msg] = _dep011(_user_wheel(tmp_path, ("nvidia-nvjitlink-cu12==12.3.0",)))
+    assert "nvidia-nvjitlink-cu12==12.3.0 admits 12.3.0, which lacks it" in msg
+    (tmp_path / "b").mkdir()
+    assert _dep011(_user_wheel(tmp_path / "b", ("nvidia-nvjitlink-cu12==12.4.100",))) == []

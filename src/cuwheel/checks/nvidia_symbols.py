@@ -118,16 +118,21 @@ def _check_lib(ctx: CheckContext, lib: Lib) -> list[Finding]:
             continue
         why, bounds = _bounds(distribution, refs)
         if d is not None:
+            # the releases read that it admits, and a release it pins that was not read
             admitted = [r for r in hist.releases if spec.contains(r, prereleases=True)]
-            lacking = [r for r in admitted if any(hist.exports(s.symbol, r) is False
+            admitted += [p.version for p in spec if p.operator == "==" and "*" not in
+                         p.version and p.version not in admitted]
+            admitted.sort(key=Version)
+            lacking = [r for r in admitted if any(hist.exports_at(s.symbol, r) is False
                                                   for s in refs)]
             if not lacking:
                 continue
-            missing = {s.symbol for s in refs if hist.exports(s.symbol, lacking[0]) is False}
+            missing = {s.symbol for s in refs if hist.exports_at(s.symbol, lacking[0]) is False}
             out.append(ctx.finding(
                 "DEP011",
                 f"uses {_shown(missing)} of {library}; {why}, but {d.label} admits "
-                f"{_span(lacking)}, which lack {'it' if len(missing) == 1 else 'them'}: "
+                f"{_span(lacking)}, which lack{'s' if len(lacking) == 1 else ''} "
+                f"{'it' if len(missing) == 1 else 'them'}: "
                 f"require {distribution}{bounds}",
                 lib.name,
             ))  # fmt: skip
