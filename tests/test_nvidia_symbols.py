@@ -76,20 +76,29 @@ def test_tool_regenerates_a_sample_offline(tmp_path: Path) -> None:
     assert r is not None and r.requirement() == "nvidia-cwjit-cu12>=1.1"
 
 
-def _data(**library: Any) -> dict[str, Any]:
+def _data(wheels: list[str] | None = None, **library: Any) -> dict[str, Any]:
     lib = {"distribution": "nvidia-x-cu12", "os": "linux", "library": "libx.so.1",
-           "version_nodes": [], "releases": ["1.0", "1.1"],
-           "wheels": [f"x-{v}.whl sha256:{'0' * 64}" for v in ("1.0", "1.1")],
-           "added": {"1.1": ["f"]}}
+           "version_nodes": [], "releases": ["1.0", "1.1"], "added": {"1.1": ["f"]}}
     lib.update(library)
+    if wheels is None:
+        wheels = [f"nvidia_x_cu12-{v}-py3-none-any.whl sha256:{'0' * 64}"
+                  for v in ("1.0", "1.1")]
     return {"meta": {"title": "t", "compiled": "2026-12-02", "sources": ["s"]},
+            "source": [{"distribution": "nvidia-x-cu12", "os": "linux", "wheels": wheels}],
             "library": [lib]}
+
+
+def test_loader_refuses_bad_wheels() -> None:
+    with pytest.raises(CatalogError, match="'wheels' must give"):
+        build_symbol_histories(_data(wheels=["x.whl"]))
+    with pytest.raises(CatalogError, match="has no wheel in the"):
+        build_symbol_histories(_data(wheels=[f"nvidia_x_cu12-1.0-py3-none-any.whl sha256:"
+                                             f"{'0' * 64}"]))
 
 
 @pytest.mark.parametrize("change, problem", [
     ({"os": "macos"}, "os must be one of"),
     ({"releases": ["1.1", "1.0"]}, "oldest first"),
-    ({"wheels": ["x.whl"]}, "'wheels' must give"),
     ({"added": {"2.0": ["f"]}}, "is not one of the releases read"),
     ({"added": {"1.0": ["f"], "1.1": ["f"]}}, "listed twice"),
     ({"removed": {"1.0": ["f"]}}, "removed before it is added"),

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from cuwheel._validate import Checker
@@ -181,10 +182,29 @@ def build_symbol_histories(data: Mapping[str, Any], file: str = DATA_FILE) -> Sy
     """Validate a parsed ``nvidia_symbols.toml``; CatalogError listing every problem."""
     chk = Checker(file)
     meta = read_meta(data, chk)
+    sources: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}  # -> release -> wheel
+    for i, f in enumerate(each_table(data, "source", chk, {"distribution": str, "os": str,
+                                                           "wheels": list})):
+        where = f"source[{i}]"
+        if len(f) < 3:
+            continue
+        by_release: dict[str, tuple[str, str]] = {}
+        for w in f["wheels"]:
+            m = _WHEEL.fullmatch(w) if isinstance(w, str) else None
+            if m is None:
+                chk.problem(where, f"'wheels' must give '<file>.whl sha256:<hex>': {w!r}")
+                continue
+            try:
+                release = str(parse_wheel_filename(m[1])[1])
+            except (InvalidWheelFilename, InvalidVersion):
+                chk.problem(where, f"not a wheel file name: {m[1]!r}")
+                continue
+            by_release[release] = (m[1], m[2])
+        sources[(f["distribution"], f["os"])] = by_release
     out: list[SymbolHistory] = []
     seen: set[tuple[str, str, str]] = set()
     required = {"distribution": str, "os": str, "library": str, "releases": list,
-                "wheels": list, "version_nodes": list}
+                "version_nodes": list}
     for i, f in enumerate(each_table(data, "library", chk, required,
                                      {"added": dict, "removed": dict})):
         where = f"library[{i}]"
@@ -203,9 +223,11 @@ def build_symbol_histories(data: Mapping[str, Any], file: str = DATA_FILE) -> Sy
             continue
         if not versions or versions != sorted(set(versions)):
             chk.problem(where, "'releases' must be distinct and oldest first")
-        wheels = [_WHEEL.fullmatch(w) if isinstance(w, str) else None for w in f["wheels"]]
-        if len(wheels) != len(versions) or not all(wheels):
-            chk.problem(where, "'wheels' must give '<file>.whl sha256:<hex>' per release")
+        source = sources.get((f["distribution"], f["os"]), {})
+        wheels = [source.get(str(v)) for v in versions]
+        if not all(wheels):
+            chk.problem(where, "a release read has no wheel in the [[source]] of "
+                        f"{f['distribution']} on {f['os']}")
         names = {r: True for r in f["releases"]}
         added = _releases(chk, f"{where}.added", f.get("added", {}), names)
         removed = _releases(chk, f"{where}.removed", f.get("removed", {}), names)
@@ -216,7 +238,7 @@ def build_symbol_histories(data: Mapping[str, Any], file: str = DATA_FILE) -> Sy
                 chk.problem(f"{where}.removed", f"{s!r} is removed before it is added")
         out.append(SymbolHistory(
             f["distribution"], f["os"], f["library"], tuple(f["version_nodes"]),
-            tuple(f["releases"]), tuple((m[1], m[2]) for m in wheels if m), added, removed,
+            tuple(f["releases"]), tuple(w for w in wheels if w), added, removed,
         ))  # fmt: skip
     pins: list[CarrierPins] = []
     for i, f in enumerate(each_table(data, "carrier_pins", chk,
