@@ -12,8 +12,8 @@ torch release with a Linux x86_64 wheel, the NVIDIA releases its METADATA pins (
 HTTP range requests: the zip's central directory, then METADATA; through a
 ``cuda-toolkit[...]==X`` pin, that cuda-toolkit's METADATA).
 
-C++ names (``_Z...``) and
-the linker's own symbols are left out (:func:`recorded`).  A library is one file name of
+C++ names (``_Z...``, ``?...``)
+and the linker's own symbols are left out (:func:`recorded`).  A library is one file name of
 one distribution on one OS (``libnvJitLink.so.12`` of
 ``nvidia-nvjitlink-cu12`` on linux); its history lists the releases read and, per release,
 the symbols first exported there (for the first release read, only the names that carry a
@@ -158,10 +158,11 @@ LINKER_SYMBOLS = frozenset({"_edata", "_end", "__bss_start", "_init", "_fini"})
 
 def recorded(name: str, nodes: Sequence[str]) -> bool:
     """Whether a symbol is part of the data: NVIDIA's APIs are C names; C++ names
-    (``_Z...``: cuDNN's internal kernels and classes, tens of thousands, changing in every
-    release), the linker's own symbols and the absolute symbol naming a version node are
-    left out."""
-    return not name.startswith("_Z") and name not in LINKER_SYMBOLS and name not in nodes
+    (``_Z...``, MSVC's ``?...``: cuDNN's and cuBLASLt's internal classes, tens of
+    thousands, changing in every release), the linker's own symbols and the absolute
+    symbol naming a version node are left out."""
+    return (not name.startswith(("_Z", "?")) and name not in LINKER_SYMBOLS
+            and name not in nodes)
 
 
 def histories(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
