@@ -176,8 +176,15 @@ def test_dep011_satisfied(tmp_path: Path) -> None:
     first = first_release_exporting("libnvJitLink.so.12", "__nvJitLinkAddData_12_4")
     assert first is not None
     assert _dep011(_user_wheel(tmp_path, (f"nvidia-nvjitlink-cu12>={first.first}",))) == []
-    # a cuda-toolkit version is not nvJitLink's: not judged
-    assert _dep011(_user_wheel(tmp_path, ("cuda-toolkit[nvjitlink]==12.*",))) == []
+    # through cuda-toolkit: its releases 12.0.0 ... 12.3.x pin nvJitLink 12.0 ... 12.3
+    # (cuda-toolkit 12.0.0's METADATA: nvidia-nvjitlink-cu12==12.0.76)
+    (tmp_path / "tk").mkdir()
+    [msg] = _dep011(_user_wheel(tmp_path / "tk", ("cuda-toolkit[nvjitlink]==12.*",)))
+    assert "cuda-toolkit[nvjitlink]==12.* admits cuda-toolkit 12.0.0 ... 12.3." in msg
+    assert "which pin nvidia-nvjitlink-cu12 12.0.76 ... 12.3.101" in msg
+    assert msg.endswith("require cuda-toolkit[nvjitlink]>=12.4.0 (its pins have it)")
+    (tmp_path / "tk2").mkdir()
+    assert _dep011(_user_wheel(tmp_path / "tk2", ("cuda-toolkit[nvjitlink]>=12.4,<13",))) == []
 
 
 READELF = shutil.which("readelf")

@@ -325,6 +325,41 @@ def carrier_pins(project: str = "torch") -> list[dict[str, Any]]:
     return out
 
 
+def toolkit_pins() -> list[dict[str, Any]]:
+    """Per final release of the cuda-toolkit metapackage: the NVIDIA releases its METADATA
+    pins under any of its extras (a requirement ``cuda-toolkit[nvjitlink]==12.*`` installs
+    the nvJitLink release its cuda-toolkit release pins)."""
+    from packaging.utils import canonicalize_name
+
+    by_version: dict[Version, dict[str, Any]] = {}
+    for f in index_files("cuda-toolkit"):
+        name = f["filename"]
+        if not name.endswith(".whl") or f.get("yanked"):
+            continue
+        version = parse_wheel_filename(name)[1]
+        if not (version.is_prerelease or version.is_devrelease or version.local):
+            by_version.setdefault(version, f)
+    out = []
+    for version in sorted(by_version):
+        f = by_version[version]
+        got = remote_member(f["url"], ".dist-info/METADATA")
+        if got is None:
+            continue
+        text = got[1].decode("utf-8", "replace")
+        extras = [line.split(":", 1)[1].strip() for line in text.splitlines()
+                  if line.startswith("Provides-Extra:")]
+        pins: dict[str, str] = {}
+        for extra in extras:
+            for n, p, _ in nvidia_pins(text, {**LINUX_X86, "extra": extra}):
+                pins.setdefault(canonicalize_name(n), p)
+        if pins:
+            out.append({"carrier": "cuda-toolkit", "platform": "any", "release": str(version),
+                        "wheel": f"{f['filename']} sha256:{f['hashes']['sha256']}", "via": "",
+                        "pins": [f"{n}=={p}" for n, p in sorted(pins.items())]})
+        print(f"pins of {f['filename']}: {len(pins)}", file=sys.stderr)
+    return out
+
+
 def _q(text: str) -> str:
     return json.dumps(text)  # a TOML basic string for the names these files hold
 
@@ -376,7 +411,7 @@ def render(entries: Sequence[dict[str, Any]], today: str | None = None,
     for p in pins:
         lines += ["", "[[carrier_pins]]",
                   f"carrier = {_q(p['carrier'])}",
-                  'platform = "linux-x86_64"',
+                  f"platform = {_q(p.get('platform', 'linux-x86_64'))}",
                   f"release = {_q(p['release'])}",
                   f"wheel = {_q(p['wheel'])}"]
         if p["via"]:
@@ -397,7 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="one JSON per wheel read (by sha256)")
     ap.add_argument("--wheels", help="read the wheel files of this folder, not the index")
     ap.add_argument("--carrier", action="append", default=[],
-                    help="read the NVIDIA pins of each release of this carrier (torch)")
+                    help="read the NVIDIA pins of each release of this carrier (torch) or of "
+                    "the cuda-toolkit metapackage")
     ap.add_argument("--render", action="store_true", help="only write the data file from --cache")
     ap.add_argument("--out", default=DATA)
     ap.add_argument("--date", help="the [meta] compiled date (default today)")
@@ -423,7 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     os.unlink(path)
                 print(f"read {f['filename']} ({size >> 20} MiB fetched)", file=sys.stderr)
     for carrier in args.carrier:
-        found = carrier_pins(carrier)
+        found = toolkit_pins() if carrier == "cuda-toolkit" else carrier_pins(carrier)
         os.makedirs(args.cache, exist_ok=True)
         with open(os.path.join(args.cache, f"{carrier}.pins"), "w", encoding="utf-8") as fh:
             json.dump(found, fh)

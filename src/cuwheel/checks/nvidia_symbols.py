@@ -6,9 +6,9 @@ The releases come from data/nvidia_symbols.toml (knowledge/nvidia_symbols.py); t
 references from the binary's undefined dynamic symbols: a versioned one names its library
 (``.gnu.version_r``), an unversioned one binds to whichever NEEDED library defines it.
 Judged where the requirement names the distribution itself (``nvidia-nvjitlink-cu12``),
-or names a carrier (torch) whose releases pin it (the pins of each torch release, same
-data file); a ``cuda-toolkit`` version is not the component's version, so its releases
-are not compared.  A DLL's imports by name name their DLL (``nvJitLink_120_0.dll``)."""
+or names a carrier (torch) or the cuda-toolkit metapackage, whose releases pin the
+component's release (the pins of each torch and cuda-toolkit release, same data file).
+A DLL's imports by name name their DLL (``nvJitLink_120_0.dll``)."""
 
 from __future__ import annotations
 
@@ -53,10 +53,13 @@ def _requirement(ctx: CheckContext, library: str, distribution: str) -> Declared
 
 
 def _carrier(ctx: CheckContext, library: str) -> Declared | None:
-    """An applying requirement on a carrier (torch) whose own requirements install
-    ``library``."""
+    """An applying requirement whose releases pin the release of ``library`` they install:
+    a carrier (torch), or the cuda-toolkit metapackage with the library's extra."""
     for d in ctx.declared:
         if d.applies and any(c.ships(library, ctx.os) for c in d.carried):
+            return d
+    for d in ctx.declared:
+        if d.applies and d.name == "cuda-toolkit" and d.provides(library, None, ctx.os):
             return d
     return None
 
@@ -149,7 +152,9 @@ def _check_lib(ctx: CheckContext, lib: Lib) -> list[Finding]:
         missing = {s.symbol for s in refs
                    if hist.exports_at(s.symbol, bad[0].pins[distribution]) is False}
         later = [p.release for p in pins if Version(p.release) > Version(bad[-1].release)]
-        fix = (f"require {carrier.name}>={later[0]} (its pins have "
+        extras = sorted(Requirement(carrier.text).extras)
+        named = carrier.name + (f"[{','.join(extras)}]" if extras else "")
+        fix = (f"require {named}>={later[0]} (its pins have "
                f"{'it' if len(missing) == 1 else 'them'})" if later
                else f"require {distribution}{bounds} beside {carrier.name}")
         out.append(ctx.finding(

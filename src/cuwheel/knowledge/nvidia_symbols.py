@@ -13,7 +13,8 @@ release R needs R or newer of the distribution, whatever its requirement says
 The data lists, per library, the symbols new in each release read after the first; for
 the first release, only the names that carry a release in them (``_12_0``), so that an
 ``undefined symbol: __nvJitLinkAddData_12_0`` can still be placed.  ``[[carrier_pins]]``:
-the NVIDIA releases each torch release's Linux x86_64 wheel pins in its METADATA.
+the NVIDIA releases each torch release's Linux x86_64 wheel pins in its METADATA, and
+each cuda-toolkit release's (platform ``any``).
 Named to sit beside a resolver of other packages' symbols (torch's): ``SymbolHistory`` is
 one package's library over its releases, ``first_release_exporting`` the one question
 asked of it."""
@@ -146,8 +147,8 @@ class SymbolHistories:
     carrier_pins: tuple[CarrierPins, ...] = ()
 
     def pins_of(self, carrier: str, platform: str | None) -> tuple[CarrierPins, ...]:
-        return tuple(p for p in self.carrier_pins
-                     if p.carrier == carrier and (platform is None or p.platform == platform))
+        return tuple(p for p in self.carrier_pins if p.carrier == carrier and (
+            platform is None or p.platform in (platform, "any")))
 
     def of(self, library: str, os: str | None = None) -> tuple[SymbolHistory, ...]:
         """The histories of a library file name (DLL names: any case), every distribution."""
