@@ -1,10 +1,10 @@
 """Releases of NVIDIA libraries that export each symbol (data/nvidia_symbols.toml), the
-tool that writes them (tools/nvidia_symbols.py) and DEP011.
+tool that writes them (tools/nvidia_symbols.py) and DEP013.
 
 The tool is run offline on wheels of two releases of a stand-in library built with gcc
 and a version script (tests/data/build_nvsyms.sh says what each release exports: the
 oracle here); the shipped data is checked for shape and against ``readelf`` on the real
-wheels it names (network).  DEP011 runs on a library linked against a stand-in
+wheels it names (network).  DEP013 runs on a library linked against a stand-in
 libnvJitLink.so.12 the way cuSPARSE 12.x links the real one."""
 
 from __future__ import annotations
@@ -157,34 +157,34 @@ def _user_wheel(tmp_path: Path, requires: tuple[str, ...]) -> str:
                       name="cwuser", version="1.0", tag=TAG, requires=requires)
 
 
-def _dep011(path: str) -> list[str]:
+def _dep013(path: str) -> list[str]:
     report = check_wheel(path, [], audit=True)
-    return [f.message for f in report.findings if f.code == "DEP011"]
+    return [f.message for f in report.findings if f.code == "DEP013"]
 
 
-def test_dep011_bare_requirement(tmp_path: Path) -> None:
+def test_dep013_bare_requirement(tmp_path: Path) -> None:
     first = first_release_exporting("libnvJitLink.so.12", "__nvJitLinkAddData_12_4")
     assert first is not None
-    [msg] = _dep011(_user_wheel(tmp_path, ("nvidia-nvjitlink-cu12",)))
+    [msg] = _dep013(_user_wheel(tmp_path, ("nvidia-nvjitlink-cu12",)))
     assert "__nvJitLinkAddData_12_4" in msg and "__nvJitLinkCreate_12_0" not in msg
     assert f"first exported by nvidia-nvjitlink-cu12 {first.first}" in msg
     assert msg.endswith(f"require nvidia-nvjitlink-cu12>={first.first}")
     assert "admits 12.0.76 ..." in msg
 
 
-def test_dep011_satisfied(tmp_path: Path) -> None:
+def test_dep013_satisfied(tmp_path: Path) -> None:
     first = first_release_exporting("libnvJitLink.so.12", "__nvJitLinkAddData_12_4")
     assert first is not None
-    assert _dep011(_user_wheel(tmp_path, (f"nvidia-nvjitlink-cu12>={first.first}",))) == []
+    assert _dep013(_user_wheel(tmp_path, (f"nvidia-nvjitlink-cu12>={first.first}",))) == []
     # through cuda-toolkit: its releases 12.0.0 ... 12.3.x pin nvJitLink 12.0 ... 12.3
     # (cuda-toolkit 12.0.0's METADATA: nvidia-nvjitlink-cu12==12.0.76)
     (tmp_path / "tk").mkdir()
-    [msg] = _dep011(_user_wheel(tmp_path / "tk", ("cuda-toolkit[nvjitlink]==12.*",)))
+    [msg] = _dep013(_user_wheel(tmp_path / "tk", ("cuda-toolkit[nvjitlink]==12.*",)))
     assert "cuda-toolkit[nvjitlink]==12.* admits cuda-toolkit 12.0.0 ... 12.3." in msg
     assert "which pin nvidia-nvjitlink-cu12 12.0.76 ... 12.3.101" in msg
     assert msg.endswith("require cuda-toolkit[nvjitlink]>=12.4.0 (its pins have it)")
     (tmp_path / "tk2").mkdir()
-    assert _dep011(_user_wheel(tmp_path / "tk2", ("cuda-toolkit[nvjitlink]>=12.4,<13",))) == []
+    assert _dep013(_user_wheel(tmp_path / "tk2", ("cuda-toolkit[nvjitlink]>=12.4,<13",))) == []
 
 
 READELF = shutil.which("readelf")
@@ -228,7 +228,7 @@ def test_carrier_pins_read_from_torch() -> None:
     assert "nvidia-nvjitlink-cu12" not in by["2.1.0"].pins  # pinned by none of 2.1 ... 2.4
 
 
-def test_dep011_through_torch(tmp_path: Path) -> None:
+def test_dep013_through_torch(tmp_path: Path) -> None:
     """An extension using __nvJitLinkAddData_12_6, whose libnvJitLink.so.12 torch
     installs: torch 2.5 and 2.6 (CUDA 12.4 builds) pin nvJitLink 12.4.127, which lacks it;
     2.7 (CUDA 12.6) pins a 12.6."""
@@ -238,21 +238,21 @@ def test_dep011_through_torch(tmp_path: Path) -> None:
                    b"__nvJitLinkAddData_12_6")
     path = make_wheel(tmp_path, {"cwuser/libnvsym_user.so": lib}, name="cwuser",
                       version="1.0", tag=TAG, requires=("torch>=2.5,<2.11",))
-    [msg] = _dep011(path)
+    [msg] = _dep013(path)
     assert "__nvJitLinkAddData_12_6 of libnvJitLink.so.12, which torch installs" in msg
     assert "admits torch 2.5.0 ... 2.6.0, which pin nvidia-nvjitlink-cu12 12.4.127" in msg
     assert msg.endswith("require torch>=2.7.0 (its pins have it)")
     (tmp_path / "good").mkdir()
     good = make_wheel(tmp_path / "good", {"cwuser/libnvsym_user.so": lib}, name="cwuser",
                       version="1.0", tag=TAG, requires=("torch>=2.7,<2.11",))
-    assert _dep011(good) == []
+    assert _dep013(good) == []
 
 
-def test_dep011_exact_pin_between_releases_read(tmp_path: Path) -> None:
+def test_dep013_exact_pin_between_releases_read(tmp_path: Path) -> None:
     """A pin to a release the data did not read is judged by the releases around it: 12.3.0
     is older than 12.3.101, which lacks __nvJitLinkAddData_12_4; 12.4.100 is newer than
     12.4.99, which has it."""
-    [msg] = _dep011(_user_wheel(tmp_path, ("nvidia-nvjitlink-cu12==12.3.0",)))
+    [msg] = _dep013(_user_wheel(tmp_path, ("nvidia-nvjitlink-cu12==12.3.0",)))
     assert "nvidia-nvjitlink-cu12==12.3.0 admits 12.3.0, which lacks it" in msg
     (tmp_path / "b").mkdir()
-    assert _dep011(_user_wheel(tmp_path / "b", ("nvidia-nvjitlink-cu12==12.4.100",))) == []
+    assert _dep013(_user_wheel(tmp_path / "b", ("nvidia-nvjitlink-cu12==12.4.100",))) == []

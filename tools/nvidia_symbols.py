@@ -387,7 +387,7 @@ def render(entries: Sequence[dict[str, Any]], today: str | None = None,
         '  "NVIDIA\'s wheels on PyPI, read with cuwheel\'s ELF / PE readers: each [[library]]\'s '
         '[[source]] `wheels` (file name and sha256)",',
         "]",
-        'note = "Regenerate with tools/nvidia_symbols.py; docs/checks.md#dep011."',
+        'note = "Regenerate with tools/nvidia_symbols.py; docs/checks.md#dep013."',
     ]
     sources: dict[tuple[str, str], set[str]] = {}
     for e in entries:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the fixtures of NVIDIA symbol releases (tests/data/bin/nvsym_*, DEP011 and
+# Build the fixtures of NVIDIA symbol releases (tests/data/bin/nvsym_*, DEP013 and
 # tools/nvidia_symbols.py's test) with gcc:
 #   nvsym_r1.so / nvsym_r2.so  two releases of a stand-in library, SONAME libcwjit.so.1,
 #                              every symbol at version node libcwjit.so.1 (as NVIDIA's):

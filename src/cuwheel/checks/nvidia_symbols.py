@@ -1,4 +1,4 @@
-"""DEP011: a binary uses symbols of an NVIDIA library that only newer releases of its wheel
+"""DEP013: a binary uses symbols of an NVIDIA library that only newer releases of its wheel
 export (``__nvJitLinkAddData_12_4`` of ``libnvJitLink.so.12``: nvidia-nvjitlink-cu12
 12.4.99 and newer), and the requirement that installs the library admits older ones.
 
@@ -99,13 +99,10 @@ def _bounds(distribution: str, refs: list[SymbolRelease]) -> tuple[str, str]:
 
 def _check_lib(ctx: CheckContext, lib: Lib) -> list[Finding]:
     b = lib.binary
-    if b.format == "pe":  # a DLL imports each name from one DLL
-        used: Iterator[tuple[str, str | None]] = ((n, dll) for dll, n in b.imported)
-    elif b.format == "elf":
-        used = ((u.name, u.library) for u in b.undefined)
-    else:
+    if b.format not in ("elf", "pe") or not b.undefined:
         return []
-    needs = symbol_needs(b.needed, used, ctx.os)
+    # an ELF reference's library is its version's; a DLL's import names its DLL
+    needs = symbol_needs(b.needed, ((u.name, u.library) for u in b.undefined), ctx.os)
     data = load_symbol_histories()
     out: list[Finding] = []
     for (library, distribution), refs in sorted(needs.items()):
@@ -132,7 +129,7 @@ def _check_lib(ctx: CheckContext, lib: Lib) -> list[Finding]:
                 continue
             missing = {s.symbol for s in refs if hist.exports_at(s.symbol, lacking[0]) is False}
             out.append(ctx.finding(
-                "DEP011",
+                "DEP013",
                 f"uses {_shown(missing)} of {library}; {why}, but {d.label} admits "
                 f"{_span(lacking)}, which lack{'s' if len(lacking) == 1 else ''} "
                 f"{'it' if len(missing) == 1 else 'them'}: "
@@ -158,7 +155,7 @@ def _check_lib(ctx: CheckContext, lib: Lib) -> list[Finding]:
                f"{'it' if len(missing) == 1 else 'them'})" if later
                else f"require {distribution}{bounds} beside {carrier.name}")
         out.append(ctx.finding(
-            "DEP011",
+            "DEP013",
             f"uses {_shown(missing)} of {library}, which {carrier.name} installs; {why}, but "
             f"{carrier.label} admits {carrier.name} {_span([p.release for p in bad])}, which "
             f"pin{'s' if len(bad) == 1 else ''} {distribution} "

@@ -8,7 +8,7 @@ the newest), cuFFT ``__cufftXtSetJITCallback_12_7`` (from 11.3.0.4), cuBLAS ``cu
 ``cublasSgemm_64``; the one version node each library defines repeats its SONAME
 (``libnvJitLink.so.12``; NCCL defines none).  A binary that references a symbol added in
 release R needs R or newer of the distribution, whatever its requirement says
-(docs/checks.md#dep011).
+(docs/checks.md#dep013).
 
 The data lists, per library, the symbols new in each release read after the first; for
 the first release, only the names that carry a release in them (``_12_0``), so that an

@@ -179,9 +179,6 @@ class Binary:
     undefined: tuple[UndefinedSymbol, ...] = ()
     version_needs: tuple[VersionNeed, ...] = ()
     version_defs: tuple[str, ...] = ()
-    # PE functions imported by name: (DLL, function), once each, in descriptor order
-    # (delay-load imports too; imports by ordinal have no name).  Empty for ELF.
-    imported: tuple[tuple[str, str], ...] = ()
     # Device code
     containers: tuple[FatbinContainer, ...] = ()
     # Raw PTX file facts (format "ptx"): its .version and .target
