@@ -256,3 +256,16 @@ def test_dep013_exact_pin_between_releases_read(tmp_path: Path) -> None:
     assert "nvidia-nvjitlink-cu12==12.3.0 admits 12.3.0, which lacks it" in msg
     (tmp_path / "b").mkdir()
     assert _dep013(_user_wheel(tmp_path / "b", ("nvidia-nvjitlink-cu12==12.4.100",))) == []
+
+
+def test_unversioned_reference_binds_to_a_needed_library() -> None:
+    """NCCL defines no version node: a reference names no library and binds to whichever
+    NEEDED library defines it.  ncclCommSplit is new in NCCL 2.18 (its release notes);
+    the CUDA 13 wheels start at 2.27, which all have it."""
+    from cuwheel.checks.nvidia_symbols import symbol_needs
+
+    needs = symbol_needs(("libc.so.6", "libnccl.so.2"),
+                         iter([("ncclCommSplit", None), ("malloc", None)]), "linux")
+    assert list(needs) == [("libnccl.so.2", "nvidia-nccl-cu12")]
+    [r] = needs[("libnccl.so.2", "nvidia-nccl-cu12")]
+    assert r.symbol == "ncclCommSplit" and r.first.startswith("2.18.")
