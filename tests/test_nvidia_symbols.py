@@ -269,3 +269,25 @@ def test_unversioned_reference_binds_to_a_needed_library() -> None:
     assert list(needs) == [("libnccl.so.2", "nvidia-nccl-cu12")]
     [r] = needs[("libnccl.so.2", "nvidia-nccl-cu12")]
     assert r.symbol == "ncclCommSplit" and r.first.startswith("2.18.")
+
+
+@pytest.mark.parametrize(("text", "good", "bad"), [
+    # the real loader (bench/results/nvidia_symbols_loader-2vcpu-2026-12-02.txt): cuSPARSE
+    # 12.3.1.170 fails beside nvJitLink 12.3.101 with this text and loads with 12.4.99
+    ("OSError: .../libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, version "
+     "libnvJitLink.so.12", "12.4.99", "12.3.101"),
+    # cuSOLVER 11.7.5.82 fails beside cuBLAS 12.8.5.5 and loads with 12.9.0.13
+    ("OSError: .../libcusolver.so.11: undefined symbol: cublasSetEnvironmentMode, version "
+     "libcublas.so.12", "12.9.0.13", "12.8.5.5"),
+])
+def test_explain_names_the_release_that_exports_the_symbol(text: str, good: str,
+                                                           bad: str) -> None:
+    from packaging.requirements import Requirement
+
+    from cuwheel.doctor.explain import diagnose_text
+
+    lead = diagnose_text(text).lead
+    assert lead is not None and lead.packaging
+    (req,) = [Requirement(r) for r in lead.install]
+    assert good in req.specifier and bad not in req.specifier
+    assert good in " ".join(lead.because) and good in lead.fix
