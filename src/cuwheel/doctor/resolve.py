@@ -262,17 +262,54 @@ def _gpu_arch(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
     return Resolution(tuple(because))
 
 
+def _first_release(f: Fact, library: str | None) -> str | None:
+    """'S is first exported by DIST R (REQ)' from the NVIDIA symbol histories that DEP013
+    reads (docs/checks.md#dep013); None when the data does not know the symbol."""
+    from cuwheel.knowledge.nvidia_symbols import first_release_exporting
+
+    if library is None or (rel := first_release_exporting(library, f.value)) is None:
+        return None
+    return rel.requirement()
+
+
 def _nvjitlink(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
     because = []
+    install: list[str] = []
     for f in used:
-        if m := re.search(r"_(\d{2})_(\d{1,2})$", f.value):
+        m = re.search(r"_(\d{2})_(\d{1,2})$", f.value)
+        lib = f.detail if f.detail and f.detail.startswith("libnvJitLink") else (
+            f"libnvJitLink.so.{m[1]}" if m else None)
+        if f.kind == "symbol" and (req := _first_release(f, lib)) is not None:
+            because.append(f"{f.value} is exported by {lib} from {req.replace('>=', ' ')} "
+                           f"on: the loaded libnvJitLink is older.")
+            install.append(req)
+        elif m:
             because.append(f"{f.value} is nvJitLink's entry point of CUDA {m[1]}.{m[2]}: the "
                            f"loaded libnvJitLink is older than {m[1]}.{m[2]}.")
-    install = ["nvidia-nvjitlink-cu12"] if any("_12_" in f.value or f.detail ==
-                                               "libnvJitLink.so.12" for f in used) else []
-    if any("_13_" in f.value or f.detail == "libnvJitLink.so.13" for f in used):
-        install.append("nvidia-nvjitlink")
-    return Resolution(tuple(because), tuple(install))
+    if not install:
+        if any("_12_" in f.value or f.detail == "libnvJitLink.so.12" for f in used):
+            install.append("nvidia-nvjitlink-cu12")
+        if any("_13_" in f.value or f.detail == "libnvJitLink.so.13" for f in used):
+            install.append("nvidia-nvjitlink")
+        return Resolution(tuple(because), tuple(install))
+    fix = f"pip install '{install[0]}'" if len(install) == 1 else None
+    return Resolution(tuple(because), tuple(dict.fromkeys(install)), fix=fix)
+
+
+def _symbol_release(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
+    """An undefined symbol asked with an NVIDIA library's version node: the release of that
+    library that first exports it (the generic answer stays when the data does not know)."""
+    because: list[str] = []
+    install: list[str] = []
+    for f in _of(used, "symbol"):
+        if (req := _first_release(f, f.detail)) is not None:
+            because.append(f"{f.value} is exported by {f.detail} from "
+                           f"{req.replace('>=', ' ')} on: the copy the loader found is older.")
+            install.append(req)
+    if not install:
+        return Resolution()
+    fix = f"pip install '{install[0]}'" if len(install) == 1 else None
+    return Resolution(tuple(because), tuple(dict.fromkeys(install)), sure=True, fix=fix)
 
 
 # -- torch's C++ ABI ---------------------------------------------------------------------
@@ -314,4 +351,5 @@ RESOLVERS: dict[str, Resolver] = {
     "gpu-arch": _gpu_arch,
     "nvjitlink": _nvjitlink,
     "torch-abi": _torch_abi,
+    "symbol-release": _symbol_release,
 }
