@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cuwheel.cli._common import add_output, check_output_path, error, write_output
+from cuwheel.cli._common import add_output, check_output_path, error, write_file, write_output
 from cuwheel.render.escape import dumps
 
 if TYPE_CHECKING:
@@ -176,8 +176,7 @@ def _run(args: argparse.Namespace) -> int:
             s.path.rsplit("/", 1)[-1] for s in inventory.sources
         )
         if args.svg:
-            with open(args.svg, "w", encoding="utf-8") as f:
-                f.write(matrix_svg(m, title))
+            write_file(args.svg, matrix_svg(m, title), "--svg")
         if args.format == "json":
             write_output(args, dumps(matrix_json(m), indent=2) + "\n")
         elif args.format == "svg":
