@@ -247,3 +247,18 @@ def test_check_env_with_a_3_gib_metadata_is_not_a_traceback(tmp_path: Path) -> N
                           env={**os.environ, "PYTHONPATH": str(SRC)})  # fmt: skip
     assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
+
+
+def test_a_record_field_past_csvs_limit_is_a_problem(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    install(site, "cwfield", ["x" * 200_000 + ",,"], {"pkg/k.so": (BIN / "sm80.so").read_bytes()})
+    env = read_environment([str(site)], workers=1)
+    d = env.distribution("cwfield")
+    assert d is not None and any("RECORD: not CSV" in p.message for p in d.problems)
+
+
+def test_a_record_row_with_a_nul_names_no_file(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    install(site, "cwnul", ["pkg/\0.so,,"], {"pkg/k.so": (BIN / "sm80.so").read_bytes()})
+    d = read_environment([str(site)], workers=1).distribution("cwnul")
+    assert d is not None and [os.path.basename(f) for f in d.files] == ["k.so"]

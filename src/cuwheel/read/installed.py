@@ -129,7 +129,7 @@ def _resolve_row(base: str, row: str, folders: dict[str, str | None]) -> str | N
     per RECORD (a million rows in one folder cost a million ``lstat``, not a million
     walks of the whole chain)."""
     head, leaf = os.path.split(os.path.join(base, row))
-    if leaf in ("", ".", ".."):
+    if leaf in ("", ".", "..") or "\0" in row:  # a NUL names no file (and os refuses it)
         return None
     if head not in folders:
         folders[head] = resolve_inside(base, head)
@@ -140,19 +140,9 @@ def _resolve_row(base: str, row: str, folders: dict[str, str | None]) -> str | N
     return resolve_inside(base, path) if os.path.islink(path) else path
 
 
-def read_dist(dist_info: str, site: str | None = None) -> InstalledDist:
-    """The distribution of one ``*.dist-info`` directory of the site directory ``site``
-    (resolved; default: its parent, resolved): every file read bounded and inside it."""
-    problems: list[Problem] = []
-    base = site if site is not None else os.path.realpath(os.path.dirname(dist_info))
-    meta = _metadata(dist_info, problems, base)
-    wheel = None
-    if os.path.lexists(os.path.join(dist_info, "WHEEL")):
-        wheel = _read(os.path.join(dist_info, "WHEEL"), "WHEEL", problems, base)
-    files: set[str] = set()
+def _rows(rows: Iterator[list[str]], base: str, dist_info: str, files: set[str],
+          problems: list[Problem]) -> None:
     folders: dict[str, str | None] = {}
-    record = _read(os.path.join(dist_info, "RECORD"), "RECORD", problems, base)
-    rows = csv.reader(io.StringIO(decode_text(record or b"")))
     for n, row in enumerate(rows):
         if n >= MAX_RECORD_ROWS:
             problems.append(Problem(os.path.join(dist_info, "RECORD"),
@@ -168,6 +158,25 @@ def read_dist(dist_info: str, site: str | None = None) -> InstalledDist:
                 files.add(real)
         except OSError:
             continue
+
+
+def read_dist(dist_info: str, site: str | None = None) -> InstalledDist:
+    """The distribution of one ``*.dist-info`` directory of the site directory ``site``
+    (resolved; default: its parent, resolved): every file read bounded and inside it."""
+    problems: list[Problem] = []
+    base = site if site is not None else os.path.realpath(os.path.dirname(dist_info))
+    meta = _metadata(dist_info, problems, base)
+    wheel = None
+    if os.path.lexists(os.path.join(dist_info, "WHEEL")):
+        wheel = _read(os.path.join(dist_info, "WHEEL"), "WHEEL", problems, base)
+    files: set[str] = set()
+    record = _read(os.path.join(dist_info, "RECORD"), "RECORD", problems, base)
+    rows = csv.reader(io.StringIO(decode_text(record or b"")))
+    try:
+        _rows(rows, base, dist_info, files, problems)
+    except csv.Error as exc:  # a field past csv's limit, a NUL (Python 3.10)
+        problems.append(Problem(os.path.join(dist_info, "RECORD"),
+                                f"RECORD: not CSV ({exc}); the rest not read"))
     stem = os.path.basename(dist_info)[: -len(".dist-info")]
     name, _, version = stem.partition("-")
     return InstalledDist(
