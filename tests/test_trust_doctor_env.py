@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from cuwheel.doctor import SearchContext, parse_ld_cache, read_environment
-from cuwheel.doctor import loader
+from cuwheel.doctor import SearchContext, loader, parse_ld_cache, read_environment
 
 SRC = Path(os.environ.get("CW_TEST_SRC") or Path(__file__).resolve().parent.parent / "src")
 BIN = Path(__file__).parent / "data" / "bin"

@@ -194,7 +194,8 @@ def test_a_fifo_in_a_triton_cache_is_not_waited_on(tmp_path: Path) -> None:
     (d / "k.cubin").write_bytes((BIN / "k90.cubin").read_bytes())
     (d / "k.json").write_text("{}")
     os.mkfifo(d / "x.json")
-    code = "import sys; from cuwheel.read.artifacts import read_artifact; read_artifact(sys.argv[1])"
+    code = ("import sys; from cuwheel.read.artifacts import read_artifact; "
+            "read_artifact(sys.argv[1])")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "cache")],
                           capture_output=True, text=True, timeout=60, check=False,
                           env={**os.environ, "PYTHONPATH": str(SRC)})  # fmt: skip
@@ -203,7 +204,6 @@ def test_a_fifo_in_a_triton_cache_is_not_waited_on(tmp_path: Path) -> None:
 
 def test_deep_variant_json_is_a_declared_problem(tmp_path: Path) -> None:
     import wheelfactory
-
     from cuwheel.variant.properties import read_declared, vocabulary
 
     name = f"cwfixture-1.0.dist-info/{vocabulary().dist_info_file}"

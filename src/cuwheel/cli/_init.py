@@ -127,9 +127,8 @@ def _write(path: Path, text: str, force: bool) -> int:
 
 
 def _append(path: Path, table: str) -> int:
-    from cuwheel.config_init import append_table
-
     from cuwheel.config import read_config_text
+    from cuwheel.config_init import append_table
 
     if not path.is_file():
         raise ConfigError(f"{_where(path)}: no such file; --pyproject appends to an existing "

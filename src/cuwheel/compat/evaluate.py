@@ -15,6 +15,7 @@ from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
+from cuwheel.rules._memo import library_shape
 from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
@@ -34,7 +35,6 @@ from cuwheel.rules.runtime import (
     driver_cuda_version,
     runtime_check,
 )
-from cuwheel.rules._memo import library_shape
 from cuwheel.rules.shapes import judge_containers
 
 __all__ = [

@@ -196,9 +196,11 @@ class _Restricted(pickle.Unpickler):
 
 
 _cache_missing = object()
-_KINDS = {"tuple": tuple, "dict": dict, "Mapping": dict, "frozenset": frozenset, "set": set,
-          "list": list, "str": str, "int": int, "float": (int, float), "bool": bool,
-          "bytes": bytes, "None": type(None)}
+_KINDS: dict[str, type | tuple[type, ...]] = {
+    "tuple": tuple, "dict": dict, "Mapping": dict, "frozenset": frozenset, "set": set,
+    "list": list, "str": str, "int": int, "float": (int, float), "bool": bool,
+    "bytes": bytes, "None": type(None),
+}  # fmt: skip
 
 
 def _fits(value: object, annotation: str) -> bool:
@@ -211,9 +213,7 @@ def _fits(value: object, annotation: str) -> bool:
         if kind is not None:
             if isinstance(value, kind) and not (kind is int and type(value) is bool):
                 return True
-        elif name in ("Any", "object") or not name.isidentifier():
-            return True
-        elif any(c.__name__ == name for c in type(value).__mro__):
+        elif name in ("Any", "object") or not name.isidentifier() or any(c.__name__ == name for c in type(value).__mro__):
             return True
         elif not hasattr(value, "__dataclass_fields__"):
             return True  # a name of a plain type (``Variant``, a Literal alias)
@@ -235,8 +235,9 @@ def _conforms(obj: object) -> bool:
             return False
         if isinstance(node, plain):
             continue
-        if type(node) in (tuple, list, frozenset, set):
-            stack.extend(node)  # type: ignore[call-overload]
+        if isinstance(node, (tuple, list, frozenset, set)) and type(node) in (
+                tuple, list, frozenset, set):
+            stack.extend(node)
         elif type(node) is dict:
             stack.extend(node.keys())
             stack.extend(node.values())

@@ -34,8 +34,8 @@ from cuwheel.model.inventory import Problem, Source, WheelInfo
 from cuwheel.read.sources import Plan, Read, read_opened, read_path, read_source
 
 __all__ = [
-    "MAX_DIST_FILE",
     "MAX_DISTS",
+    "MAX_DIST_FILE",
     "MAX_RECORD_ROWS",
     "DistSource",
     "InstalledDist",
