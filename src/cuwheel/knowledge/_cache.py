@@ -213,7 +213,8 @@ def _fits(value: object, annotation: str) -> bool:
         if kind is not None:
             if isinstance(value, kind) and not (kind is int and type(value) is bool):
                 return True
-        elif name in ("Any", "object") or not name.isidentifier() or any(c.__name__ == name for c in type(value).__mro__):
+        elif (name in ("Any", "object") or not name.isidentifier()
+              or any(c.__name__ == name for c in type(value).__mro__)):
             return True
         elif not hasattr(value, "__dataclass_fields__"):
             return True  # a name of a plain type (``Variant``, a Literal alias)
