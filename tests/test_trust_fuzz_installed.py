@@ -18,7 +18,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -190,6 +190,8 @@ def test_cache_entries_not_cuwheels_own_are_never_loaded(data: st.DataObject) ->
             key = _cache._key(DATA_FILES)
             assert key is not None
             path = Path(d) / f"catalog-{key[:32]}.pickle"
+            # a cache that could not be written (a full /tmp) is no error and no case here
+            assume(path.exists())
             real = bytearray(path.read_bytes())
             n = data.draw(st.integers(1, 8))
             for _ in range(n):
