@@ -15,11 +15,14 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.cuda import Release
-from cuwheel.model.inventory import Binary
+from cuwheel.model.inventory import Binary, WheelInfo
 from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
 
-__all__ = ["LibraryTrain", "infer_train", "pinned_release", "release_of", "wheel_release"]
+__all__ = [
+    "LibraryTrain", "infer_train", "pinned_release", "release_of", "train_requires",
+    "wheel_release",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -133,3 +136,13 @@ def release_of(train: str) -> Release:
     m = re.fullmatch(r"cu([0-9]{1,5})([0-9])", train)
     return catalog.release((int(m[1]), int(m[2])) if m else train)
 
+
+
+def train_requires(wheel: WheelInfo | None) -> tuple[str, ...]:
+    """The requirements :func:`infer_train` reads for a wheel: the builds it records
+    (xformers' ``cpp_lib.json``: ``torch`` ``2.10.0+cu128``, as ``torch==2.10.0+cu128``)
+    first, since they say what it was built against, then its Requires-Dist."""
+    if wheel is None:
+        return ()
+    built = tuple(f"{r.package}=={r.version}" for r in wheel.build_records)
+    return (*built, *wheel.requires_dist)

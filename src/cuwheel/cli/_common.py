@@ -45,7 +45,8 @@ def add_output(
             "--json", action="store_const", dest="format", const="json",
             help="same as --format json",
         )  # fmt: skip
-    p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE, not stdout")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the result to FILE, not stdout ('-': stdout)")
     p.add_argument(
         "--quiet", "-q", action="store_true",
         help="print no result on stdout (errors still go to stderr; -o still writes)",
@@ -60,6 +61,8 @@ def check_output_path(path: str, what: str = "-o") -> None:
     """A one-line CuwheelError (exit 2) when ``what PATH`` cannot be written, before any work."""
     from pathlib import Path
 
+    if path == "-":  # stdout, as in most tools
+        return
     p = Path(path)
     if p.is_dir():
         raise CuwheelError(f"{what} {escape(path)}: is a directory; name a file")
@@ -126,11 +129,11 @@ def write_file(path: str, text: str, what: str = "-o", *, links: bool = True) ->
 
 
 def write_output(args: argparse.Namespace, text: str) -> None:
-    """The result to ``-o FILE`` (:func:`write_file`) or stdout (nothing on stdout with
-    ``-q``); a stdout that cannot take it (a full disk, a closed descriptor) is a one-line
-    CuwheelError (exit 2)."""
+    """The result to ``-o FILE`` (:func:`write_file`) or stdout (``-o -``; nothing on
+    stdout with ``-q``); a stdout that cannot take it (a full disk, a closed descriptor)
+    is a one-line CuwheelError (exit 2)."""
     path = getattr(args, "output", None)
-    if path:
+    if path and path != "-":
         check_output_path(path)
         write_file(path, text)
         return

@@ -96,11 +96,12 @@ def _run(args: argparse.Namespace) -> int:
 def _refuse_shadowing(pyproject: Path) -> None:
     """A cuwheel.toml beside a pyproject.toml with [tool.cuwheel] is found first and takes
     the table's place silently (docs/config.md): not without --force."""
+    from cuwheel.config import read_config_text
     from cuwheel.config_init import has_table
 
     try:
-        text = pyproject.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_config_text(pyproject)  # bounded, regular (the config rule)
+    except (OSError, ValueError):
         return
     if has_table(text):
         raise ConfigError(

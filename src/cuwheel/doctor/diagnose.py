@@ -1,6 +1,6 @@
 """``diagnose(environment, targets)``: every distribution with device code or CUDA linkage
 on each GPU + driver asked about, the loader's view of the environment, and the findings
-(ENV001-ENV008, docs/checks.md#env-an-installed-environment-on-a-machine), cause first.
+(ENV001-ENV009, docs/checks.md#env-an-installed-environment-on-a-machine), cause first.
 docs/doctor.md."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from cuwheel.doctor.loader import (
     is_cuda_library,
     simulate,
 )
+from cuwheel.doctor.torchabi import torch_abi_findings
 from cuwheel.doctor.verdict import VariantChoice, judge_distribution, loaded_binaries
 from cuwheel.knowledge.platforms import BINARY_FORMATS
 from cuwheel.model.inventory import Binary, Inventory
@@ -37,11 +38,22 @@ __all__ = [
     "read_file_binary",
 ]
 
-# cudaGetErrorString's texts for the failures the findings predict (CUDA Runtime API,
-# enum cudaError; observed on the H200, tests/test_doctor_gpu.py).
-NO_KERNEL_IMAGE = "no kernel image is available for execution on the device"
-INSUFFICIENT_DRIVER = "CUDA driver version is insufficient for CUDA runtime version"
-UNSUPPORTED_PTX = "the provided PTX was compiled with an unsupported toolchain."
+
+def _message(name: str) -> str:
+    """cudaGetErrorString's text for ``name`` (data/cuda_errors.toml; the same texts were
+    observed on the H200, tests/test_doctor_gpu.py)."""
+    from cuwheel.knowledge.cudaerrors import load_cuda_errors
+
+    e = load_cuda_errors().by_name(name)
+    if e is None or e.text is None:  # pragma: no cover - the data file's test forbids it
+        raise LookupError(f"cuda_errors.toml has no message for {name}")
+    return e.text
+
+
+# the failures the findings predict
+NO_KERNEL_IMAGE = _message("cudaErrorNoKernelImageForDevice")
+INSUFFICIENT_DRIVER = _message("cudaErrorInsufficientDriver")
+UNSUPPORTED_PTX = _message("cudaErrorUnsupportedPtxVersion")
 
 
 class Status:
@@ -199,13 +211,16 @@ def diagnose(
     process = simulate(env, _entries(env, environ), ctx,
                        reader if callable(reader) else read_file_binary)  # fmt: skip
     loader = tuple(_conflict_finding(c, env) for c in process.conflicts)
+    torch = {d.label: [Finding("ENV009", d.label, lib, msg, text, fix)
+                       for lib, msg, text, fix in torch_abi_findings(d, env)]
+             for d in env.distributions}
     out = []
     for target in targets:
         reports = []
         for d in env.distributions:
             dv = judge_distribution(d, target, env.torch_cuda, environ)
             cuda_libs = [b for b in d.binaries if _cuda_related(b)]
-            mine = [f for f in loader if f.distribution == d.label]
+            mine = [f for f in loader if f.distribution == d.label] + torch[d.label]
             if not dv.libraries and not mine and not cuda_libs:
                 continue
             findings: list[Finding] = []

@@ -306,7 +306,8 @@ def _ours(path: str, secret: bytes) -> bool:
         return False
 
 
-def _write(folder: str, path: str, key: str, obj: object, secret: bytes) -> None:
+def _write(folder: str, path: str, key: str, obj: object, secret: bytes,
+           stem: str = "catalog") -> None:
     with contextlib.suppress(Exception):  # a cache that cannot be written is no error
         body = pickle.dumps(obj, protocol=_PROTOCOL)
         import tempfile
@@ -322,7 +323,7 @@ def _write(folder: str, path: str, key: str, obj: object, secret: bytes) -> None
             raise
         for old in os.listdir(folder):  # cuwheel's own entries of other keys only
             stale = os.path.join(folder, old)
-            if (old.startswith("catalog-") and old.endswith(".pickle") and stale != path
+            if (old.startswith(stem + "-") and old.endswith(".pickle") and stale != path
                     and _ours(stale, secret)):
                 with contextlib.suppress(OSError):
                     os.unlink(stale)
@@ -336,7 +337,9 @@ def cached(data_files: Iterable[str], build: Callable[[], T], kind: type[T]) -> 
     if key is None:
         return build()
     folder = cache_dir()
-    path = os.path.join(folder, f"catalog-{key[:32]}.pickle")
+    # one file per kind of object (the catalog's keeps its name); each replaces only its own
+    stem = "catalog" if kind.__name__ == "Catalog" else kind.__name__.lower()
+    path = os.path.join(folder, f"{stem}-{key[:32]}.pickle")
     _refusal.clear()
     secret = _secret(folder, create=True) if _folder(folder, create=True) else None
     if secret is not None:
@@ -345,5 +348,5 @@ def cached(data_files: Iterable[str], build: Callable[[], T], kind: type[T]) -> 
             return found
     obj = build()
     if secret is not None:
-        _write(folder, path, key, obj, secret)
+        _write(folder, path, key, obj, secret, stem)
     return obj
