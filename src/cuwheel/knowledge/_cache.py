@@ -203,52 +203,98 @@ _KINDS: dict[str, type | tuple[type, ...]] = {
 }  # fmt: skip
 
 
-def _fits(value: object, annotation: str) -> bool:
-    """Whether ``value`` is of the outer type its field's annotation names (``tuple[...]``,
-    ``str | None``, a class by name); an annotation not of those forms says nothing."""
+_Alt = type | tuple[type, ...] | str | None  # a kind, a class name, or None: anything
+_PLANS: dict[type, tuple[tuple[str, tuple[_Alt, ...]], ...] | None] = {}
+_NAMED: dict[tuple[type, str], bool] = {}
+
+
+def _alts(annotation: str) -> tuple[_Alt, ...]:
+    """An annotation's alternatives: a kind (``tuple[...]``, ``str``), a class name, or None
+    where the annotation says nothing checkable (``Any``, a form not parsed here)."""
+    out: list[_Alt] = []
     for alt in annotation.split("|"):
-        alt = alt.strip()
-        name = alt.split("[", 1)[0].rsplit(".", 1)[-1]
+        name = alt.strip().split("[", 1)[0].rsplit(".", 1)[-1]
         kind = _KINDS.get(name)
         if kind is not None:
-            if isinstance(value, kind) and not (kind is int and type(value) is bool):
-                return True
-        elif (name in ("Any", "object") or not name.isidentifier()
-              or any(c.__name__ == name for c in type(value).__mro__)):
+            out.append(kind)
+        elif name in ("Any", "object") or not name.isidentifier():
+            out.append(None)
+        else:
+            out.append(name)
+    return tuple(out)
+
+
+def _plan(cls: type) -> tuple[tuple[str, tuple[_Alt, ...]], ...] | None:
+    """Per catalog class, once: its fields and what each may hold; None for a class
+    outside the catalog's modules."""
+    if cls not in _PLANS:
+        import dataclasses
+
+        ok = cls.__module__.split(".")[:2] in [["cuwheel", p] for p in _PACKAGES]
+        _PLANS[cls] = tuple((f.name, _alts(str(f.type))) for f in dataclasses.fields(cls)) \
+            if ok else None
+    return _PLANS[cls]
+
+
+def _fits(value: object, alts: tuple[_Alt, ...]) -> bool:
+    """Whether ``value`` is of one of the outer types its field's annotation names."""
+    cls = type(value)
+    for alt in alts:
+        if alt is None:
             return True
-        elif not hasattr(value, "__dataclass_fields__"):
-            return True  # a name of a plain type (``Variant``, a Literal alias)
+        if isinstance(alt, str):
+            hit = _NAMED.get((cls, alt))
+            if hit is None:  # the class, or a name of a plain type (``Variant``, a Literal)
+                hit = _NAMED[(cls, alt)] = any(c.__name__ == alt for c in cls.__mro__) or \
+                    not hasattr(cls, "__dataclass_fields__")
+            if hit:
+                return True
+        elif isinstance(value, alt) and not (alt is int and cls is bool):
+            return True
     return False
 
 
 def _conforms(obj: object) -> bool:
     """Every object reachable from ``obj`` is a plain value or container or a catalog
-    class, and every dataclass has all its fields: an entry of another shape is refused
-    here, not an AttributeError later.  Iterative, at most MAX_OBJECTS objects."""
-    import dataclasses
+    class, and every dataclass has all its fields of their outer types: an entry of
+    another shape is refused here, not an AttributeError later.  Iterative, at most
+    MAX_OBJECTS objects.  The collector waits meanwhile: the just-unpickled objects are
+    all young, and each collection would walk them again (20 ms instead of 2)."""
+    import gc
 
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return _walk(obj)
+    finally:
+        if was:
+            gc.enable()
+
+
+def _walk(obj: object) -> bool:
     plain = (str, int, float, bool, bytes, type(None))
+    seqs = (tuple, list, frozenset, set)
     stack, n = [obj], 0
     while stack:
         node = stack.pop()
         n += 1
         if n > MAX_OBJECTS:
             return False
-        if isinstance(node, plain):
+        cls = type(node)
+        if cls in plain:
             continue
-        if isinstance(node, (tuple, list, frozenset, set)) and type(node) in (
-                tuple, list, frozenset, set):
-            stack.extend(node)
-        elif type(node) is dict:
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-            if (type(node).__module__.split(".")[:2] not in
-                    [["cuwheel", p] for p in _PACKAGES]):
+        if cls in seqs:
+            stack.extend(node)  # type: ignore[arg-type]
+        elif cls is dict:
+            stack.extend(node.keys())  # type: ignore[attr-defined]
+            stack.extend(node.values())  # type: ignore[attr-defined]
+        elif hasattr(cls, "__dataclass_fields__"):
+            plan = _plan(cls)
+            if plan is None:
                 return False
-            for f in dataclasses.fields(node):
-                value = getattr(node, f.name, _cache_missing)
-                if value is _cache_missing or not _fits(value, str(f.type)):
+            for name, alts in plan:
+                value = getattr(node, name, _cache_missing)
+                if value is _cache_missing or not _fits(value, alts):
                     return False
                 stack.append(value)
         else:
