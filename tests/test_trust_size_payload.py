@@ -31,8 +31,12 @@ def test_a_stored_payload_at_and_past_the_bound(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(recompress, "MAX_PAYLOAD", 8192)
     held: list[int] = []
     real = recompress._redo
-    monkeypatch.setattr(recompress, "_redo",
-                        lambda e, payload, mode: held.append(len(payload)) or real(e, payload, mode))
+
+    def redo(e: object, payload: bytes, mode: str) -> bytes:
+        held.append(len(payload))
+        return real(e, payload, mode)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recompress, "_redo", redo)
     entries: list = [_entry(stored)]
     recompress.simulate(iter(_chunks(64 + stored)), entries, Scenario(compression="size"))
     assert held == ([stored] if gathered else [])
