@@ -295,3 +295,29 @@ def test_compat_notes_the_same_answer() -> None:
     assert ans is not None and "2.13.0" not in ans.versions
     assert f"loads with torch {rules.loadable_span(ans.versions)} on linux-x86_64" in note
     assert ans.versions[-1] == "2.12.1"  # getDtypeNames left libc10.so in 2.13.0
+
+
+def test_explain_names_the_releases_that_export_the_symbol() -> None:
+    """`explain "undefined symbol: ..."` answers from the same table: a libc10 symbol that
+    2.13.0 dropped (OLD) is named with a requirement that admits 2.12 and not 2.13; one
+    that first appears in 2.13.0 (NEW) with one that admits 2.13; a torch-namespace name no
+    release exports says so instead of guessing."""
+    from packaging.specifiers import SpecifierSet
+
+    from cuwheel.doctor.explain import diagnose_text
+
+    def lead(symbol: str) -> tuple[str, str, tuple[str, ...]]:
+        d = diagnose_text(f"ImportError: /x/ext.so: undefined symbol: {symbol}")
+        assert d.lead is not None
+        return d.lead.id, " ".join(d.lead.because), d.lead.install
+
+    rule, why, install = lead(OLD)
+    assert rule == "extension-mismatch" and "2.12" in why
+    (req,) = install
+    spec = SpecifierSet(req.removeprefix("torch"))
+    assert "2.12.1" in spec and "2.13.0" not in spec
+    _, why, install = lead(NEW)
+    (req,) = install
+    assert "2.13.0" in SpecifierSet(req.removeprefix("torch"))
+    _, why, install = lead("_ZN3c10NoSuchThingEv")
+    assert "no torch release" in why and install == ()

@@ -275,6 +275,35 @@ def _nvjitlink(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None
     return Resolution(tuple(because), tuple(install))
 
 
+# -- torch's C++ ABI ---------------------------------------------------------------------
+def _torch_abi(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
+    """Which PyPI torch releases export the symbol the extension asked for (the same
+    table DEP011 and ENV009 read, docs/compat.md#torch-abi)."""
+    from cuwheel.knowledge.torchabi import load_torch_abi, torch_releases_defining
+    from cuwheel.rules.torch_abi import loadable_span, requirement_for
+
+    because: list[str] = []
+    install: list[str] = []
+    known = sorted({r.version for r in load_torch_abi().releases})
+    for f in _of(used, "symbol"):
+        releases = torch_releases_defining(f.value)
+        if not releases:
+            because.append(f"no torch release on PyPI exports {f.value}: the extension was "
+                           f"built against a source or nightly build of torch.")
+            continue
+        versions = sorted({r.version for r in releases})
+        platforms = sorted({r.platform for r in releases})
+        because.append(f"{f.value} is exported by torch {loadable_span(versions)} "
+                       f"({', '.join(platforms)}): the installed torch is another release.")
+        if (req := requirement_for(versions, known)) is not None and req not in install:
+            install.append(req)
+    if not because:
+        return None
+    fix = (f"pip install '{install[0]}' (the releases that export it)" if len(install) == 1
+           else None)
+    return Resolution(tuple(because), tuple(install), fix=fix)
+
+
 RESOLVERS: dict[str, Resolver] = {
     "library": _library,
     "driver-library": _driver_library,
@@ -284,4 +313,5 @@ RESOLVERS: dict[str, Resolver] = {
     "forward-compat": _forward_compat,
     "gpu-arch": _gpu_arch,
     "nvjitlink": _nvjitlink,
+    "torch-abi": _torch_abi,
 }
