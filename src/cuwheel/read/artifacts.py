@@ -15,7 +15,6 @@ import dataclasses
 import mmap
 import os
 import re
-import stat
 import struct
 from collections.abc import Callable, Iterator
 
@@ -66,14 +65,9 @@ def artifact_kind(path: str) -> str | None:
     if lower.endswith(".whl"):
         return None
     try:
-        # Not open(): a FIFO would block it; only a regular file is looked at.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            head = os.pread(fd, SNIFF_BYTES, 0)
-        finally:
-            os.close(fd)
+        # The one opener: a FIFO would block open(); only a regular file is looked at.
+        with open_untrusted(path) as fh:
+            head = fh.read(SNIFF_BYTES)
     except OSError:
         return None
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
