@@ -214,6 +214,15 @@ CASES.update({
                             requires=(*WIN.requires, "torch>=2.1")), {}, None, {}, {"DEP012"}),
 })
 
+# A library built against nvJitLink 13.1 (__nvJitLinkAddData_13_1, build_nvsyms.sh): a bare
+# nvidia-nvjitlink admits 13.0, whose wheels do not export it (data/nvidia_symbols.toml)
+JITLINK_USER = X86.with_member("pkg/lib/libpkg_jit.so", cw.fixture("nvsym_user13.so"))
+CASES["DEP013"] = (
+    replace(JITLINK_USER, requires=(*X86.requires, "nvidia-nvjitlink>=13.1")),
+    replace(JITLINK_USER, requires=(*X86.requires, "nvidia-nvjitlink")), {}, None, {},
+    {"DEP013"},
+)
+
 
 # The platform-tag checks (TAG008-TAG013): the tag_* fixtures (tests/data/build_tags.sh).
 MANYLINUX1 = "cp311-cp311-manylinux1_x86_64"
