@@ -161,6 +161,7 @@ class ElfReader:
         self._version_data: dict[int, bytes] = {}
         self._shdrs: list[tuple[int, int, int, int, int, int, int]] = []
         self._rw: list[tuple[int, bytes]] = []  # writable segments kept while streaming
+        self._rw_ranges: list[tuple[int, int]] = []  # the writable segments a stream keeps
         self._wrapper_section: tuple[int, int] | None = None
         self._wrapper_bytes: bytes | None = None
         self._get(0, min(size, 64), self._ehdr)
@@ -256,13 +257,17 @@ class ElfReader:
         # The wrapper records (.nvFatBinSegment, flags WA) sit in a writable segment; a
         # streamed file's section table comes too late to ask for them, so keep the
         # writable segments (bounded) as they pass.
-        if not self.scan.resident:
-            budget = MAX_RW_KEPT
-            for f, off, filesz in load_flags:
-                # Best effort: a segment outside the file is left for the section table
-                # (and its checks) to judge, exactly as for a file read from disk.
-                if f & 2 and 0 < filesz <= budget and off + filesz <= self.size:
-                    budget -= filesz
+        # A file read from disk takes the records from the section table, but only where
+        # such a kept segment holds them, so that both reads (and the loader, which maps
+        # only PT_LOAD segments) agree on a damaged program header table.
+        budget = MAX_RW_KEPT
+        for f, off, filesz in load_flags:
+            # Best effort: a segment outside the file is left for the section table
+            # (and its checks) to judge, exactly as for a file read from disk.
+            if f & 2 and 0 < filesz <= budget and off + filesz <= self.size:
+                budget -= filesz
+                self._rw_ranges.append((off, off + filesz))
+                if not self.scan.resident:
                     self._get(off, filesz, self._keep_rw(off))
         if self._skip_code and any(f & 7 == 4 for f, _, _ in load_flags):
             for f, off, filesz in load_flags:
@@ -396,6 +401,8 @@ class ElfReader:
         self.facts.sections = regions
         if self._wrapper_section is not None and self.scan.resident:
             off, size = self._wrapper_section
+            if not any(a <= off and off + size <= b for a, b in self._rw_ranges):
+                return
             self._get(off, size, partial(setattr, self, "_wrapper_bytes"), ".nvFatBinSegment")
 
     def _wrappers(self) -> dict[int, int]:
