@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import tomllib
+from cuwheel._toml import tomllib
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "explain" / "corpus.toml"
 

@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import tomllib
 
+from cuwheel._toml import tomllib
 from cuwheel.doctor import diagnose_text, extract_facts
 from cuwheel.doctor.rules import load_rules
 
