@@ -83,6 +83,10 @@ class FatbinEntry:
     relocatable: bool | None = None  # cubin e_type ET_REL (True) or ET_EXEC (False)
     # The cubin has a kernel (a .text.<name> section); None where it was not decoded.
     kernels: bool | None = None
+    # The entry kernels' mangled names (a cubin's ENTRY functions, a PTX text's .entry
+    # directives), each once in file order; None where they were not read (inspect
+    # --kernels reads them; model/kernels.py names their families).
+    kernel_names: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
