@@ -14,14 +14,16 @@ import sys
 import time
 
 sys.path.insert(0, os.environ.get("SRC", "src"))
-from cuwheel.read.inspect import inspect  # noqa: E402
+from cuwheel.read.inspect import inspect
 
 path, mode = sys.argv[1], sys.argv[2]
 best = None
 for _ in range(int(sys.argv[3]) if len(sys.argv) > 3 else 2):
-    t = time.process_time(); w = time.perf_counter()
+    t = time.process_time()
     inv = inspect([path], payload=mode, workers=1)
     c = time.process_time() - t
     best = c if best is None else min(best, c)
 n = sum(len(getattr(e, "kernel_names", None) or ()) for b in inv.binaries for e in b.entries())
-print(f"{os.path.basename(path)} payload={mode}: cpu {best:.2f} s  kernel names {n}  peak rss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB")
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+print(f"{os.path.basename(path)} payload={mode}: cpu {best:.2f} s  kernel names {n}  "
+      f"peak rss {rss} MB")

@@ -20,8 +20,15 @@ from cuwheel.read.ptx import ptx_entries
 if TYPE_CHECKING:
     from cuwheel.read.containers import Candidate
 
-__all__ = ["MAX_CUBIN", "MAX_DECODES", "MAX_KERNEL_BYTES", "PAYLOAD_PREFIX_IN",
-           "PAYLOAD_PREFIX_OUT", "PAYLOAD_MODES", "Decodes"]
+__all__ = [
+    "MAX_CUBIN",
+    "MAX_DECODES",
+    "MAX_KERNEL_BYTES",
+    "PAYLOAD_MODES",
+    "PAYLOAD_PREFIX_IN",
+    "PAYLOAD_PREFIX_OUT",
+    "Decodes",
+]
 
 PAYLOAD_MODES = ("none", "sample", "all", "kernels")
 # Payload bytes decoded per cubin to find its ELF header and toolkit note.  The notes sit

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from cuwheel.model.artifact import TrainEvidence
-from cuwheel.model.kernels import family_rows
 from cuwheel.model.inventory import (
     Binary,
     CodeKind,
@@ -16,6 +15,7 @@ from cuwheel.model.inventory import (
     Source,
     Toolkit,
 )
+from cuwheel.model.kernels import family_rows
 from cuwheel.render.envelope import envelope
 from cuwheel.render.envelope import load_schema as load
 from cuwheel.render.escape import dumps
