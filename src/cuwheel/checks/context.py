@@ -21,7 +21,7 @@ from cuwheel.checks.findings import Finding
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.profiles import Profile
 from cuwheel.checks.profiles import profile as load_profile
-from cuwheel.checks.trains import LibraryTrain, infer_train, release_of
+from cuwheel.checks.trains import LibraryTrain, infer_train, release_of, train_requires
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Component, Platform
 from cuwheel.knowledge.platforms import platform_record
@@ -242,7 +242,7 @@ class CheckContext:
             if fnmatch.fnmatchcase(lib.member, pattern):
                 wanted = train
                 break
-        requires = self.source.wheel.requires_dist if self.source.wheel else ()
+        requires = train_requires(self.source.wheel)
         if wanted == "infer" or (wanted is None and self.audit):
             return infer_train(lib.binary, requires)
         if wanted is not None:

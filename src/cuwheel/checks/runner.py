@@ -23,7 +23,7 @@ from cuwheel.checks.platform_tags import check_platform_tags
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.runpaths import check_runpaths
 from cuwheel.checks.tags import check_machine, check_train
-from cuwheel.checks.trains import infer_train, wheel_release
+from cuwheel.checks.trains import infer_train, train_requires, wheel_release
 from cuwheel.checks.windows import check_windows
 from cuwheel.errors import ConfigError, InputError
 from cuwheel.knowledge import catalog
@@ -322,7 +322,7 @@ def audit_plan(
                 break
     notes: list[str] = []
     if chosen is None:
-        requires = source.wheel.requires_dist if source.wheel else ()
+        requires = train_requires(source.wheel)
         guesses = [infer_train(b, requires) for b in source.binaries]
         picked = wheel_release(guesses)
         cuda = any(b.containers for b in source.binaries) or any(

@@ -15,11 +15,18 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.cuda import Release
-from cuwheel.model.inventory import Binary
+from cuwheel.model.inventory import Binary, WheelInfo
 from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
 
-__all__ = ["LibraryTrain", "infer_train", "pinned_release", "release_of", "wheel_release"]
+__all__ = [
+    "LibraryTrain",
+    "infer_train",
+    "pinned_release",
+    "release_of",
+    "train_requires",
+    "wheel_release",
+]
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,17 @@ def pinned_release(requires: Sequence[str]) -> tuple[Release, str] | None:
             if r is not None:
                 return r, req.name + str(req.specifier)
     return None
+
+
+def train_requires(wheel: WheelInfo | None) -> tuple[str, ...]:
+    """What :func:`infer_train` reads of a wheel besides its binaries: its Requires-Dist,
+    and the wheel itself as a pin (``nvidia-cuda-runtime==13.0.96``): NVIDIA's CUDA runtime
+    wheel is versioned by the CUDA release it comes with (13.0.96 is CUDA 13.0 Update 2,
+    docs/cuda.md), while the soname it ships (``libcudart.so.13``) names only the major.
+    A soname is not a release."""
+    if wheel is None:
+        return ()
+    return (*wheel.requires_dist, f"{wheel.name}=={wheel.version}")
 
 
 def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
