@@ -25,6 +25,7 @@ from cuwheel.rules.rollup import (
     WheelState,
     WheelVerdict,
     combine_states,
+    core_library,
     judge_library,
     judge_wheel,
 )
@@ -182,7 +183,8 @@ def _evaluate_source(
     unread = tuple(str(p) for p in source.problems) + tuple(
         f"{b.path}: {a}" for b in source.binaries for a in b.anomalies
     )
-    return judge_wheel(source.path, source.kind, libs, device, cuda=cuda, unread=unread)
+    return judge_wheel(source.path, source.kind, libs, device, cuda=cuda, unread=unread,
+                       core=core_library(source.binaries))
 
 
 def evaluate(

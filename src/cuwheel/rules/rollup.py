@@ -30,6 +30,7 @@ from cuwheel.rules.evidence import (
     Alternative,
     alternatives,
     builder_knows,
+    core_library,
     dispatches_by_arch,
     group_label,
     per_architecture_build,
@@ -52,6 +53,7 @@ __all__ = [
     "alternatives",
     "builder_knows",
     "combine_states",
+    "core_library",
     "dispatches_by_arch",
     "judge_group",
     "judge_library",
@@ -248,10 +250,12 @@ def judge_wheel(
     *,
     cuda: tuple[int, int] | None = None,
     unread: Sequence[str] = (),
+    core: str | None = None,
 ) -> WheelVerdict:
     """The wheel's state from its libraries' verdicts; alternatives judged as a set
     (``cuda``: the CUDA version of the process, which picks one), modules for other GPUs
-    reported, not failed."""
+    reported, not failed.  ``core``: the path of the wheel's core library
+    (evidence.core_library); when it fails, the wheel does not run, whatever else does."""
     by_path = {lv.path: lv for lv in libraries}
     groups: list[GroupVerdict] = []
     grouped: set[str] = set()
@@ -285,6 +289,12 @@ def judge_wheel(
         why = first.reason if first else group_fail[0].reason
         state = WheelState.RUNS_EXCEPT if runs else WheelState.DOES_NOT_RUN
         reason = f"{', '.join(names[:4])}{', ...' if len(names) > 4 else ''}: {why}"
+        hub = next((lv for lv in culprits if lv.path == core), None)
+        if hub is not None:
+            # every other library of the wheel links it: importing the package loads it
+            state = WheelState.DOES_NOT_RUN
+            reason = (f"{_name(hub.path)}, the core library (the wheel's other libraries "
+                      f"link it): {hub.reason}")
     elif all(v is Verdict.OTHER_GPUS for _, v, _, dc in units if dc) and any(
         dc for *_, dc in units
     ):
