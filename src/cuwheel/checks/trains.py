@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from cuwheel.errors import UnknownName
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.cuda import Release
 from cuwheel.model.inventory import Binary, WheelInfo
+from cuwheel.model.train import TrainName, TrainSpellingError, parse_train_name
 from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
 
@@ -74,9 +76,9 @@ def pinned_release(requires: Sequence[str]) -> tuple[Release, str] | None:
             if spec.operator not in ("==", "===", "~="):
                 continue
             m = re.match(r"([0-9]{1,6})\.([0-9]{1,6})", spec.version)
-            local = re.search(r"\+cu([0-9]{1,5})([0-9])\b", spec.version, re.ASCII)
-            if local and name == "torch":
-                r = _release(int(local[1]), int(local[2]))
+            local = _local_train(spec.version)
+            if local is not None and name == "torch":
+                r = _release(local.major, local.minor)
             elif m and (name == "cuda-toolkit" or name.startswith("nvidia-cuda-runtime")):
                 r = _release(int(m[1]), int(m[2]))
             else:
@@ -103,7 +105,8 @@ def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
     without one the major alone, ``major_only``: never a guessed release), else the
     requirements alone; none for a binary with no CUDA at all (no device code, no CUDA
     library linked) or when nothing says."""
-    from cuwheel.checks._libs import is_cuda_link  # _libs reads the check context
+    def is_cuda_link(name: str) -> bool:
+        return catalog.is_cuda_library(name, driver=True)
 
     if not binary.containers and not any(is_cuda_link(n) for n in binary.needed) and not (
         binary.soname and is_cuda_link(binary.soname)
@@ -148,6 +151,18 @@ def wheel_release(trains: Sequence[LibraryTrain]) -> tuple[Release, str | None] 
 
 def release_of(train: str) -> Release:
     """``cu130`` / ``13.0`` -> the release; UnknownName (a LookupError) when none."""
-    m = re.fullmatch(r"cu([0-9]{1,5})([0-9])", train)
-    return catalog.release((int(m[1]), int(m[2])) if m else train)
+    try:
+        name = parse_train_name(train)
+    except TrainSpellingError as exc:
+        raise UnknownName(str(exc)) from exc
+    return catalog.release(name.version)
+
+
+def _local_train(version: str) -> TrainName | None:
+    """The train of a ``+cu128`` local version (model/train.py spells it), else None."""
+    local = version.partition("+")[2]
+    try:
+        return parse_train_name(local) if local.startswith("cu") else None
+    except TrainSpellingError:
+        return None
 

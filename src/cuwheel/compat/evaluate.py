@@ -218,9 +218,7 @@ def evaluate(
     unread = tuple(str(p) for p in inventory.problems) + tuple(
         f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies
     )
-    state = combine_states(s.state for s in sources)
-    if unread and state in (WheelState.RUNS, WheelState.DEPENDS, WheelState.NOTHING):
-        state = WheelState.UNKNOWN
+    state = combine_states(s.state for s in sources).unread(unread)
     return TargetReport(target, device, verdict, sources, tuple(notes), unread, state)
 
 

@@ -41,7 +41,6 @@ __all__ = [
     "SearchContext",
     "binary_os",
     "cannot_open",
-    "is_cuda_library",
     "simulate",
 ]
 
@@ -53,11 +52,6 @@ def cannot_open(name: str) -> str:
     """glibc's dlerror text for a needed library no directory holds (what ``import`` or
     ``ctypes.CDLL`` raise, after ``ImportError:`` / ``OSError:``)."""
     return f"{name}: cannot open shared object file: No such file or directory"
-
-
-def is_cuda_library(name: str, os_name: str = "linux") -> bool:
-    """A library of NVIDIA's CUDA components (catalog), not a driver library."""
-    return bool(catalog.find_library(name, os=os_name))
 
 
 @dataclass(frozen=True)
@@ -149,7 +143,7 @@ class _Simulation:
         return self.read_cache[path]
 
     def worth_reading(self, path: str, name: str, os_name: str) -> bool:
-        return self.env.inside(path) or is_cuda_library(name, os_name)
+        return self.env.inside(path) or catalog.is_cuda_library(name, os_name)
 
     # -- Linux ---------------------------------------------------------------------------
     def search_linux(self, obj: Binary, path: str, name: str,
@@ -243,7 +237,7 @@ class _Simulation:
             for need in b.needed:
                 if os_name == "linux" and catalog.is_driver_library(need):
                     continue  # the driver's: never the environment's to provide
-                if os_name == "windows" and not is_cuda_library(need, "windows"):
+                if os_name == "windows" and not catalog.is_cuda_library(need, "windows"):
                     continue  # system DLLs (kernel32, the CRT) are not followed
                 r = (self.search_windows(p, need) if os_name == "windows"
                      else self.search_linux(b, p, need, chain))  # fmt: skip
@@ -263,7 +257,7 @@ class _Simulation:
 
     def report_missing(self, b: Binary, path: str, name: str, r: Resolution, os_name: str) -> None:
         shipped = self.env.index.get(name, ())
-        if not (is_cuda_library(name, os_name) or shipped) or name in self.missing_seen:
+        if not (catalog.is_cuda_library(name, os_name) or shipped) or name in self.missing_seen:
             return
         self.missing_seen.add(name)
         comps = catalog.find_library(name, os=os_name)
@@ -323,7 +317,7 @@ class _Simulation:
         stems: dict[str, list[Loaded]] = {}
         for key in self.proc.order:
             lo = self.proc.loaded[key]
-            if ".so." in lo.name and is_cuda_library(lo.name):
+            if ".so." in lo.name and catalog.is_cuda_library(lo.name, "linux"):
                 stems.setdefault(lo.name.split(".so.", 1)[0], []).append(lo)
         for stem, los in stems.items():
             if len({lo.name for lo in los}) > 1:
@@ -337,7 +331,7 @@ class _Simulation:
             lo = self.proc.loaded[key]
             if self.env.inside(lo.path) or lo.binary is None or lo.binary.format == "pe":
                 continue
-            if not is_cuda_library(lo.name):
+            if not catalog.is_cuda_library(lo.name, "linux"):
                 continue
             ours = [p for p in self.env.index.get(lo.name, ()) if p != lo.path]
             if ours:
@@ -354,7 +348,8 @@ class _Simulation:
                 if u.weak or u.version is None or u.library is None:
                     continue
                 prov = self.proc.loaded.get(u.library)
-                if prov is None or prov.binary is None or not is_cuda_library(u.library):
+                if (prov is None or prov.binary is None
+                        or not catalog.is_cuda_library(u.library, "linux")):
                     continue
                 pb = prov.binary
                 if u.version not in pb.version_defs:

@@ -121,6 +121,15 @@ class FatbinContainer:
     # line's -arch, for -rdc code the linked image.  None when no record names it.
     device_link: bool | None = None
 
+    @property
+    def shape(self) -> tuple[object, ...]:
+        """The facts a container's verdict depends on: its relocatability and each entry's
+        kind, target, code version, compression, relocatability and whether it has kernels
+        (rules/loading.py judges each shape once; rules/shapes.py numbers them)."""
+        return (self.relocatable,
+                tuple((e.kind, e.arch, e.code_version, e.compression, e.relocatable, e.kernels)
+                      for e in self.entries))
+
 
 @dataclass(frozen=True)
 class ArchCoverage:

@@ -156,7 +156,7 @@ def _artifact_lines(s: Source) -> list[str]:
         lines.append("  CUDA runtime: imported from the process (cuda* symbols, no libcudart)")
     floor = catalog.minor_compat_floor(t.major) if t is not None else None
     if t is not None and floor is not None:
-        drv = floor.driver_linux if a.platform != "win32" else floor.driver_windows
+        drv = floor.floor("windows" if a.platform == "win32" else "linux")
         if drv:
             lines.append(f"  driver: {drv} or later for CUDA {t.major}.x "
                          "(minor-version compatibility)")

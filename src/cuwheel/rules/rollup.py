@@ -185,6 +185,13 @@ class WheelState(str, Enum):
     def heading(self) -> str:
         return self.value.upper()
 
+    def unread(self, inputs: Sequence[str]) -> WheelState:
+        """This answer when ``inputs`` could not be read: a failure stands (what was read
+        already fails), anything else is UNKNOWN (what was not read could fail)."""
+        if inputs and self in (WheelState.RUNS, WheelState.DEPENDS, WheelState.NOTHING):
+            return WheelState.UNKNOWN
+        return self
+
 
 _EXIT = {
     WheelState.RUNS: 0,
@@ -234,7 +241,7 @@ class WheelVerdict:
         """Every library or set of alternatives that fails here fails for its platform: no
         machine of the wheel's platform carries the GPU."""
         failing = [lv.verdict for lv in self.culprits]
-        failing += [g.verdict for g in self.groups if _fails(g.verdict)]
+        failing += [g.verdict for g in self.groups if g.verdict.fails]
         return bool(failing) and all(v is Verdict.PLATFORM for v in failing)
 
 
@@ -271,10 +278,10 @@ def judge_wheel(
     ]
     for g in groups:
         units.append((_group_label(g), g.verdict, g.reason, True))
-    culprits = [lv for lv in libraries if lv.path not in grouped and _fails(lv.verdict)]
+    culprits = [lv for lv in libraries if lv.path not in grouped and lv.verdict.fails]
     doubtful = [lv for lv in libraries if lv.path not in grouped and lv.verdict is Verdict.DEPENDS]
     other = [lv for lv in libraries if lv.path not in grouped and lv.specialised]
-    group_fail = [g for g in groups if _fails(g.verdict)]
+    group_fail = [g for g in groups if g.verdict.fails]
     verdict = worst(v for _, v, _, _ in units if v is not Verdict.OTHER_GPUS)
     runs = [u for u in units if u[1].runs and u[3]]
     how = worst(v for _, v, _, dc in units if v.runs and dc)
@@ -308,8 +315,8 @@ def judge_wheel(
         state = WheelState.RUNS
         reason = f"{len(runs)} librar{'y' if len(runs) == 1 else 'ies'} with device code run"
         reason += f" ({how.value} at worst)" if how else ""
-    if unread and state in (WheelState.RUNS, WheelState.DEPENDS, WheelState.NOTHING):
-        state = WheelState.UNKNOWN
+    if state.unread(unread) is not state:
+        state = state.unread(unread)
         reason = f"{len(unread)} input(s) could not be read: {unread[0]}"
     return WheelVerdict(
         path, kind, state, reason, tuple(libraries), tuple(culprits), tuple(doubtful),
@@ -321,6 +328,3 @@ def _group_label(g: GroupVerdict) -> str:
     """``libbitsandbytes_*.so`` for the set."""
     return group_label(g.members[0].path)
 
-
-def _fails(v: Verdict) -> bool:
-    return v in (Verdict.PARTIAL, Verdict.DRIVER, Verdict.NO_CODE, Verdict.PLATFORM)

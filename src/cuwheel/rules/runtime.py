@@ -98,7 +98,7 @@ def min_driver(driver_version: str | None, cuda: tuple[int, int] | None, os: str
         r = catalog.release(cuda)
     except LookupError:
         return None
-    return r.driver_windows if os == "windows" else r.driver_linux
+    return r.min_driver(os)
 
 
 
@@ -138,7 +138,7 @@ def runtime_check(binary: Binary, driver: Driver | None) -> RuntimeCheck | None:
     major, lib = max(majors)
     os = binary_os(binary)
     mc = catalog.minor_compat_floor(major)
-    floor = (mc.driver_windows if os == "windows" else mc.driver_linux) if mc else None
+    floor = mc.floor(os) if mc else None
     floor_txt = f"driver >= {floor}" if floor else f"a CUDA {major}.x driver"
     need = f"{lib} (CUDA {major}) needs {floor_txt} (minor-version compatibility floor)"
     if driver is None:
