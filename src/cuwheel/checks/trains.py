@@ -105,11 +105,9 @@ def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
     without one the major alone, ``major_only``: never a guessed release), else the
     requirements alone; none for a binary with no CUDA at all (no device code, no CUDA
     library linked) or when nothing says."""
-    def is_cuda_link(name: str) -> bool:
-        return catalog.is_cuda_library(name, driver=True)
-
-    if not binary.containers and not any(is_cuda_link(n) for n in binary.needed) and not (
-        binary.soname and is_cuda_link(binary.soname)
+    cuda = catalog.is_cuda_library
+    if not binary.containers and not any(cuda(n, driver=True) for n in binary.needed) and not (
+        binary.soname and cuda(binary.soname, driver=True)
     ):
         return LibraryTrain(None, "no CUDA in this binary")
     links = runtime_majors(binary)
