@@ -6,6 +6,8 @@
 #                    three containers (as vLLM's Marlin MoE kernels are)
 #   kern_unique.so   the same, and kj::turing_only in a fourth container, sm_75 only: a
 #                    kernel no container for any other GPU has
+#   kern_static.so   kj::scale<2>, <3> (t80.o) linked with -cudart=static and stripped:
+#                    the CUDA runtime inside, no libcudart.so NEEDED
 #   kern_names.so    kernels of several name shapes (templates, an anonymous namespace,
 #                    static, extern "C", overloads, a lambda argument), sm_80 + compute_80
 # Needs nvcc 13.0.  Expectations are in tests/test_kernels.py, by hand (c++filt and
@@ -19,7 +21,7 @@ T="$(mktemp -d)"
 trap 'rm -rf "$T"' EXIT
 cd "$T"
 cu() { "$NVCC" -Xcompiler -fPIC -c "$@"; }
-link() { local out="$1"; shift; "$NVCC" -shared -cudart=shared "$@" -o "$BIN/$out"
+link() { local out="$1"; shift; "$NVCC" -shared -cudart="${RT:-shared}" "$@" -o "$BIN/$out"
     strip --strip-unneeded "$BIN/$out"; }
 
 cu -gencode arch=compute_75,code=sm_75 "$SRC/t75.cu" -o t75.o
@@ -29,6 +31,7 @@ cu -gencode arch=compute_90a,code=sm_90a "$SRC/t90a.cu" -o t90a.o
 cu -gencode arch=compute_75,code=sm_75 "$SRC/only75.cu" -o only75.o
 link kern_perarch.so t75.o t80.o t90a.o
 link kern_unique.so t75.o t80.o t90a.o only75.o
+RT=static link kern_static.so t80.o
 cu --extended-lambda -gencode arch=compute_80,code=sm_80 \
     -gencode arch=compute_80,code=compute_80 "$SRC/names.cu" -o names.o
 link kern_names.so names.o

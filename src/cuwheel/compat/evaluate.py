@@ -33,6 +33,7 @@ from cuwheel.rules.runtime import (
     binary_os,
     binary_platform,
     driver_cuda_version,
+    package_major,
     runtime_check,
 )
 from cuwheel.rules.shapes import judge_containers
@@ -99,7 +100,7 @@ def _no_code(
 
 
 def evaluate_binary(
-    binary: Binary, target: Target, *, strict: bool = False
+    binary: Binary, target: Target, *, strict: bool = False, static_major: int | None = None
 ) -> LibraryVerdict | None:
     """Roll one binary's containers up; None for binaries with neither device code nor a
     CUDA runtime link (nothing to say).  ``strict``: a library is its worst container.
@@ -116,7 +117,7 @@ def evaluate_binary(
                          strict=True)
     )
     counted = [c for c in cvs if c.counted]
-    rt = runtime_check(binary, target.driver)
+    rt = runtime_check(binary, target.driver, static_major)
     if not counted and rt is None:
         return None
     plat = binary_platform(binary)
@@ -174,9 +175,12 @@ class TargetReport:
 def _evaluate_source(
     source: Source, target: Target, strict: bool, cuda: tuple[int, int] | None
 ) -> SourceVerdict:
+    major = package_major(source.binaries) if any(b.static_cudart for b in source.binaries) \
+        else None
     libs = tuple(
         lv
-        for lv in (evaluate_binary(b, target, strict=strict) for b in source.binaries)
+        for lv in (evaluate_binary(b, target, strict=strict, static_major=major)
+                   for b in source.binaries)
         if lv is not None
     )
     device, _ = effective_arch(target)
@@ -184,7 +188,8 @@ def _evaluate_source(
         f"{b.path}: {a}" for b in source.binaries for a in b.anomalies
     )
     return judge_wheel(source.path, source.kind, libs, device, cuda=cuda, unread=unread,
-                       core=core_library(source.binaries))
+                       core=core_library(source.binaries),
+                       static=[b.path for b in source.binaries if b.static_cudart])
 
 
 def evaluate(

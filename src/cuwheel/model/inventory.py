@@ -192,6 +192,9 @@ class Binary:
     undefined: tuple[UndefinedSymbol, ...] = ()
     version_needs: tuple[VersionNeed, ...] = ()
     version_defs: tuple[str, ...] = ()
+    # The CUDA runtime is linked in statically (libcudart_static: its shared-memory name
+    # format in .rodata, docs/formats.md#a-statically-linked-cuda-runtime); ELF only.
+    static_cudart: bool = False
     # Device code
     containers: tuple[FatbinContainer, ...] = ()
     # Raw PTX file facts (format "ptx"): its .version and .target

@@ -319,7 +319,7 @@ def _host_binary(path: str, kind: str, size: int, facts: ElfFacts | PeFacts,
     return dataclasses.replace(
         binary, rpath=tuple(facts.rpath), runpath=tuple(facts.runpath), soname=facts.soname,
         undefined=tuple(facts.undefined), version_needs=tuple(facts.version_needs),
-        version_defs=tuple(facts.version_defs))
+        version_defs=tuple(facts.version_defs), static_cudart=facts.static_cudart)
 
 
 def _place(

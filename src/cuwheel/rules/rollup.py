@@ -19,7 +19,7 @@ When some load on a GPU and others do not, the others are one of three things:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -258,11 +258,14 @@ def judge_wheel(
     cuda: tuple[int, int] | None = None,
     unread: Sequence[str] = (),
     core: str | None = None,
+    static: Collection[str] = (),
 ) -> WheelVerdict:
     """The wheel's state from its libraries' verdicts; alternatives judged as a set
     (``cuda``: the CUDA version of the process, which picks one), modules for other GPUs
     reported, not failed.  ``core``: the path of the wheel's core library
-    (evidence.core_library); when it fails, the wheel does not run, whatever else does."""
+    (evidence.core_library); when it fails, the wheel does not run, whatever else does.
+    ``static``: the paths of libraries with the CUDA runtime linked in statically; when one's
+    driver gate fails, so does the package's (its runtime is the package's own)."""
     by_path = {lv.path: lv for lv in libraries}
     groups: list[GroupVerdict] = []
     grouped: set[str] = set()
@@ -296,12 +299,14 @@ def judge_wheel(
         why = first.reason if first else group_fail[0].reason
         state = WheelState.RUNS_EXCEPT if runs else WheelState.DOES_NOT_RUN
         reason = f"{', '.join(names[:4])}{', ...' if len(names) > 4 else ''}: {why}"
-        hub = next((lv for lv in culprits if lv.path == core), None)
+        hub = next((lv for lv in culprits if lv.path == core), None) or next(
+            (lv for lv in culprits if lv.path in static and lv.verdict is Verdict.DRIVER), None)
         if hub is not None:
             # every other library of the wheel links it: importing the package loads it
             state = WheelState.DOES_NOT_RUN
-            reason = (f"{_name(hub.path)}, the core library (the wheel's other libraries "
-                      f"link it): {hub.reason}")
+            what = ("the core library (the wheel's other libraries link it)"
+                    if hub.path == core else "which links the CUDA runtime statically")
+            reason = f"{_name(hub.path)}, {what}: {hub.reason}"
     elif all(v is Verdict.OTHER_GPUS for _, v, _, dc in units if dc) and any(
         dc for *_, dc in units
     ):
