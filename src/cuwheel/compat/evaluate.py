@@ -189,7 +189,17 @@ def _evaluate_source(
     )
     return judge_wheel(source.path, source.kind, libs, device, cuda=cuda, unread=unread,
                        core=core_library(source.binaries),
-                       static=[b.path for b in source.binaries if b.static_cudart])
+                       static=[b.path for b in source.binaries if b.static_cudart],
+                       variant_rule=_variant_rule(source))
+
+
+def _variant_rule(source: Source) -> str:
+    """How the wheel's package picks among its variant libraries (data/loaders.toml)."""
+    from cuwheel.knowledge.loaders import variants_for
+
+    w = source.wheel
+    v = variants_for(w.name, w.version) if w is not None else None
+    return v.rule if v is not None else "nearest"
 
 
 def evaluate(

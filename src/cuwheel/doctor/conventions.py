@@ -6,11 +6,11 @@ package loads one (bitsandbytes' ``libbitsandbytes_cudaXYZ``).  docs/doctor.md."
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 
 from cuwheel._validate import Checker, TableList
 from cuwheel.errors import CatalogError
+from cuwheel.knowledge.loaders import Variants, parse_variants
 
 __all__ = ["Conventions", "DllDirectories", "Preload", "Variants", "conventions"]
 
@@ -28,27 +28,6 @@ class Preload:
 class DllDirectories:
     carrier: str
     folders: tuple[str, ...]  # relative to the site directory
-
-
-@dataclass(frozen=True)
-class Variants:
-    distribution: str
-    pattern: re.Pattern[str]  # groups major, minor
-    selected_by: str  # the distribution whose CUDA version selects ("torch")
-    override: str | None  # the environment variable that names the variant instead
-
-    def version_of(self, path: str) -> tuple[int, int] | None:
-        m = self.pattern.search(path.replace("\\", "/"))
-        return (int(m["major"]), int(m["minor"])) if m else None
-
-    @staticmethod
-    def select(
-        available: list[tuple[int, int]], cuda: tuple[int, int]
-    ) -> tuple[int, int] | None:
-        """The variant the package loads for CUDA ``cuda`` (rules/evidence.select_variant)."""
-        from cuwheel.rules.evidence import select_variant
-
-        return select_variant(available, cuda)
 
 
 @dataclass(frozen=True)
@@ -84,25 +63,10 @@ def _parse(data: dict[str, object]) -> Conventions:
                        {"carrier": str, "folders": list, "source": str})  # fmt: skip
         if len(f) == 3:
             dlls.append(DllDirectories(f["carrier"], tuple(f["folders"])))
-    variants = []
-    for i, raw in enumerate(tables(data, "variants", chk)):
-        where = f"[[variants]] #{i + 1}"
-        f = chk.fields(raw, where, {"distribution": str, "pattern": str, "selected_by": str,
-                                    "rule": str, "source": str}, {"override": str})  # fmt: skip
-        if not {"distribution", "pattern", "selected_by"} <= f.keys():
-            continue
-        try:
-            pattern = re.compile(f["pattern"])
-        except re.error as exc:
-            chk.problem(where, f"pattern: {exc}")
-            continue
-        if set(pattern.groupindex) != {"major", "minor"}:
-            chk.problem(where, "pattern needs the groups major and minor")
-            continue
-        variants.append(Variants(f["distribution"], pattern, f["selected_by"], f.get("override")))
+    variants = parse_variants(data, chk)
     if chk.problems:
         raise CatalogError(chk.problems)
-    return Conventions(tuple(preloads), tuple(dlls), tuple(variants))
+    return Conventions(tuple(preloads), tuple(dlls), variants)
 
 
 @functools.cache

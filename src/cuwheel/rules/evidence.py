@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.cuda import Release
+from cuwheel.knowledge.loaders import select_variant
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, Toolkit
@@ -244,23 +245,6 @@ def group_label(path: str) -> str:
     base = split_path(path)[1]
     m = _ALTERNATIVE.match(base)
     return f"{m['stem']}_*{m['ext']}" if m else base
-
-
-def select_variant(
-    available: Iterable[tuple[int, int]], cuda: tuple[int, int]
-) -> tuple[int, int] | None:
-    """Which of a set's CUDA versions a process with CUDA ``cuda`` loads: the exact one,
-    else the highest of the same major below it, else the lowest of the same major above
-    it (bitsandbytes 0.50.2, bitsandbytes/cextension.py get_cuda_bnb_library_path: its
-    library of the same major serves the others, minor-version compatibility)."""
-    have = sorted(set(available))
-    if cuda in have:
-        return cuda
-    same = [v for v in have if v[0] == cuda[0]]
-    lower = [v for v in same if v < cuda]
-    if lower:
-        return max(lower)
-    return min(same) if same else None
 
 
 def core_library(binaries: Iterable[Binary]) -> str | None:

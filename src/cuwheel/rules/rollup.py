@@ -90,6 +90,7 @@ def judge_group(
     verdicts: dict[str, LibraryVerdict],
     device: Arch,
     cuda: tuple[int, int] | None = None,
+    rule: str = "nearest",
 ) -> GroupVerdict | None:
     """The set's verdict.  A variant whose CUDA release cannot build for ``device`` at all
     is "for other GPUs", never a failure; None when no member has anything CUDA."""
@@ -123,7 +124,7 @@ def judge_group(
         "failing": tuple(_label(a) for a, _ in failing),
     }
     if cuda is not None:
-        version = select_variant((a.cuda for a, _ in judged if a.cuda), cuda)
+        version = select_variant((a.cuda for a, _ in judged if a.cuda), cuda, rule)
         pick = [(a, lv) for a, lv in judged if a.cuda == version and not a.flavor]
         pick = pick or [(a, lv) for a, lv in judged if version and a.cuda == version]
         if not pick:
@@ -259,18 +260,20 @@ def judge_wheel(
     unread: Sequence[str] = (),
     core: str | None = None,
     static: Collection[str] = (),
+    variant_rule: str = "nearest",
 ) -> WheelVerdict:
     """The wheel's state from its libraries' verdicts; alternatives judged as a set
     (``cuda``: the CUDA version of the process, which picks one), modules for other GPUs
     reported, not failed.  ``core``: the path of the wheel's core library
     (evidence.core_library); when it fails, the wheel does not run, whatever else does.
     ``static``: the paths of libraries with the CUDA runtime linked in statically; when one's
-    driver gate fails, so does the package's (its runtime is the package's own)."""
+    driver gate fails, so does the package's (its runtime is the package's own).
+    ``variant_rule``: how the package picks a variant (knowledge/loaders.py RULES)."""
     by_path = {lv.path: lv for lv in libraries}
     groups: list[GroupVerdict] = []
     grouped: set[str] = set()
     for members in alternatives(by_path):
-        g = judge_group(members, by_path, device, cuda)
+        g = judge_group(members, by_path, device, cuda, variant_rule)
         grouped.update(a.path for a in members)
         if g is not None:
             groups.append(g)
