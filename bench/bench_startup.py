@@ -34,6 +34,8 @@ COMMANDS = {
     "cuwheel --help": ["-c", SCRIPT, "--help"],
     "cuwheel check --help": ["-c", SCRIPT, "check", "--help"],
     "cuwheel explain DC001": ["-c", SCRIPT, "explain", "DC001"],
+    "cuwheel explain TEXT": ["-c", SCRIPT, "explain",
+                             "ImportError: libcublas.so.12: cannot open shared object file"],
 }
 
 

@@ -123,6 +123,41 @@ SEEDS = {
     "cpu": cpu,
 }
 
+# ExecuTorch's rows as its release engineers write them in cuwheel.toml: no profile, no
+# extra key (tests/test_gate_e2e.py, tests/test_check_rowpick.py).
+EXECUTORCH_TOML = """\
+[[rows]]
+name = "linux-x86_64-cu13"
+platform = "linux-x86_64"
+cuda = "13"
+sass = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
+
+[[rows]]
+name = "linux-aarch64-cu13"
+platform = "linux-aarch64"
+cuda = "13"
+sass = ["sm_90", "sm_100", "sm_110"]
+ptx = "none"
+
+[[rows]]
+name = "jetson-cu126"
+platform = "linux-aarch64"
+cuda = "12.6"
+sass = ["sm_87"]
+ptx = "none"
+
+[[rows]]
+name = "win-amd64-cu13"
+platform = "win-amd64"
+cuda = ["13.2", "13.4"]
+sass = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
+dependencies = "none"
+
+[[rows]]
+name = "cpu"
+cuda = "cpu"
+"""
+
 # The seed's check policy: the Python extension must not use CUDA; the CUDA allocator has
 # one owner (the CPU wheel has no CUDA allocator).
 SEED_POLICY = {"no-cuda": ["pkg/_C*"], "owned-symbols": ["cw_cuda_alloc"]}

@@ -390,3 +390,42 @@ def test_a_fifo_is_not_opened_for_its_kind(tmp_path: Path) -> None:
     fifo = tmp_path / "model.pt2"
     os.mkfifo(fifo)
     assert artifact_kind(str(fifo)) is None  # returns at once: nothing writes to it
+
+
+def test_the_train_is_the_gate_coverage_and_isa_warn_unless_claimed(tmp_path: Path) -> None:
+    """The seed's gate with no flag: the H200 export (SASS sm_90a, AVX-512 + AMX host code)
+    beside the cu130 wheel passes with two warnings; beside the cu134 wheel it fails on the
+    train alone.  Claiming the GPUs (--gpus) or a CPU level (--cpu-baseline) makes the
+    coverage / ISA findings errors."""
+    cu130, cu134 = _wheel(tmp_path, "1.0+cu130"), _wheel(tmp_path, "1.0+cu134")
+    r = _check(cu130, ART / "aoti_cu130.pt2")
+    assert r.passed
+    assert {(f.code, str(f.severity)) for f in r.findings if f.code.startswith("ART")} == {
+        ("ART003", "warning"), ("ART004", "warning")}
+    r = _check(cu134, ART / "aoti_cu130.pt2")
+    assert [f.code for f in r.failing] == ["ART002"]
+    assert "cu130" in r.failing[0].message and "cu134" in r.failing[0].message
+    cfg = parse_config({"check": cw.SEED_POLICY}, "seed")
+    report = check_wheel(cu130, cfg.rows, cfg.check, environ={}, gpus="A100")
+    art = read_artifact(str(ART / "aoti_cu130.pt2"))
+    r = check_artifact(report, art, cfg.check, gpus_claimed=True)
+    assert [f.code for f in r.failing] == ["ART003"] and "CC 8.0" in r.failing[0].message
+    report = check_wheel(cu130, cfg.rows, cfg.check, environ={}, gpus="H100")
+    r = check_artifact(report, art, cfg.check, gpus_claimed=True, cpu_baseline="x86-64-v3")
+    assert [f.code for f in r.failing] == ["ART004"]
+    assert "x86-64-v3" in r.failing[0].message and "AMX_TILE" in r.failing[0].message
+    # AVX2 under an x86-64-v3 claim is inside it: nothing to say
+    r = check_artifact(report, read_artifact(str(ART / "aoti_multiarch.pt2")), cfg.check,
+                       gpus_claimed=True, cpu_baseline="x86-64-v3")
+    assert not [f for f in r.findings if f.code in ("ART004", "ART005")]
+
+
+def test_cli_artifact_gate_without_flags(tmp_path: Path, capsys: Any) -> None:
+    cu130, cu134 = _wheel(tmp_path, "1.0+cu130"), _wheel(tmp_path, "1.0+cu134")
+    prog = str(ART / "aoti_cu130.pt2")
+    assert main(["check", cu130, "--artifact", prog]) == 0
+    assert main(["check", cu134, "--artifact", prog]) == 1
+    out = capsys.readouterr().out
+    assert "ART002" in out and "cu130" in out and "cu134" in out
+    assert main(["check", cu130, "--artifact", prog, "--cpu-baseline", "x86-64-v9"]) == 2
+    assert "--cpu-baseline must be one of" in capsys.readouterr().err

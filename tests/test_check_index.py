@@ -82,3 +82,26 @@ def test_placeholder_and_missing_projects(tmp_path: Path, index: str) -> None:
 def test_offline_without_index(tmp_path: Path, index: str) -> None:
     assert _dep007(tmp_path, ("nvidia-ghost-cu13",), None) == []
     assert _Index.asked == []
+
+
+def test_index_findings_go_through_the_policy(tmp_path: Path, index: str) -> None:
+    """DEP007 is a finding like the others: a `*` waiver waives it, --ignore drops it,
+    fail-on warning still fails on it; before, index findings skipped the policy loop."""
+    spec = replace(cw.linux_x86_cu13(),
+                   requires=(*cw.linux_x86_cu13().requires, "nvidia-ghost-cu13>=0.0.1"))
+    wheel = spec.build(tmp_path)
+    waiver = {"waivers": [{"code": "DEP007", "path": "*", "reason": "reserved name"}]}
+    for table, passed, state in (
+        ({}, False, "open"),
+        (waiver, True, "waived"),
+        ({"ignore": ["DEP007"]}, True, "absent"),
+    ):
+        cfg = parse_config({"check": table}, "test")
+        report = check_wheel(wheel, cfg.rows, cfg.check, environ={}, index=index)
+        dep = [f for f in report.findings if f.code == "DEP007"]
+        assert report.passed is passed, (table, [f.line() for f in report.failing])
+        if state == "absent":
+            assert dep == []
+        else:
+            assert len(dep) == 1 and (dep[0].waived is not None) == (state == "waived")
+            assert dep[0].check == "index"

@@ -71,6 +71,11 @@ def test_rows_are_consistent(table: dict[str, Any]) -> None:
 
 
 def test_counted_containers_agree(table: dict[str, Any]) -> None:
+    """The record: the probe's cuwheel (``cuwheel_commit``) agreed with the driver on every
+    counted container.  The installed libraries (site/) are on the H200 machine alone, so
+    their predictions can only be read from the record; the committed containers are
+    recomputed with today's rules below (``test_todays_*``)."""
+    assert len(table["cuwheel_commit"]) == 40
     counted = [r for r in probed(table) if r["ignored"] is None]
     assert len(counted) >= 1500
     bad = [r for r in counted if not r["agree"]]
@@ -82,7 +87,6 @@ def test_counted_containers_agree(table: dict[str, Any]) -> None:
             assert r["result"] in FAILURES[r["predicted"]], r
     kinds = Counter(r["predicted"] for r in counted)
     assert kinds["native"] > 1000 and kinds["-"] > 100 and kinds["JIT"] > 20
-    assert kinds["driver"] == 2  # the PTX ISA 9.1 and 9.5 variants
     summary = table["summary"]
     assert summary["counted"] == len(counted) and summary["counted_disagree"] == 0
 
@@ -140,9 +144,10 @@ def test_crashes_are_explained(table: dict[str, Any]) -> None:
         assert os.path.basename(lib) in docs
 
 
-def test_kernel_launches_agree(table: dict[str, Any]) -> None:
+def test_kernel_launches(table: dict[str, Any]) -> None:
+    """What the launches did (today's verdicts for them: the last test of this file)."""
     launches = table["launches"]
-    assert len(launches) >= 14 and all(x["agree"] for x in launches)
+    assert len(launches) >= 14
     by = {(x["library"], x["function"]): x for x in launches}
     assert by[("two_tu.so", "cw_tu1_launch")]["launch_error_name"] == (
         "cudaErrorNoKernelImageForDevice"
@@ -205,6 +210,18 @@ def test_todays_predictions_match_the_driver(today: dict[str, Any]) -> None:
             assert r["result"] in FAILURES[cv.verdict.short], (label, r, cv.verdict)
     # every way of loading and of failing occurs among the committed containers
     assert {"native", "JIT", "-", "driver"} <= set(kinds), kinds
+    # a PTX ISA newer than the driver: the ISA 9.1 and 9.5 variants, family_newptx.so's two
+    # and family_newvar.so's one kernel-less ISA 9.4 unit (tests/data/build_family.sh), all
+    # refused by the driver
+    too_new = sorted((label, r["index"]) for label, r, cv in counted
+                     if cv.verdict is compat.Verdict.DRIVER)  # fmt: skip
+    assert too_new == [
+        ("fixtures/family_newptx.so", 2),
+        ("fixtures/family_newptx.so", 3),
+        ("fixtures/family_newvar.so", 2),
+        ("synthetic/k_isa9.1_sm_89.ptx", 0),
+        ("synthetic/k_isa9.5_sm_89.ptx", 0),
+    ]
 
 
 def test_todays_ignored_containers_are_explained(today: dict[str, Any]) -> None:

@@ -18,9 +18,8 @@ import pytest
 
 import cuwheel.cli
 from cuwheel import compat
-from cuwheel.doctor import SearchContext, diagnose, parse_ld_cache, read_environment
+from cuwheel.doctor import SearchContext, diagnose, diagnose_text, parse_ld_cache, read_environment
 from cuwheel.doctor.diagnose import INSUFFICIENT_DRIVER, NO_KERNEL_IMAGE, UNSUPPORTED_PTX
-from cuwheel.doctor.errors import match_errors
 from cuwheel.errors import InputError
 from cuwheel.render.envelope import load_schema
 
@@ -163,13 +162,15 @@ TEXTS = [
     ("RuntimeError: The NVIDIA driver on your system is too old (found version 12020).",
      "driver-too-old"),
     ("ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
-     "cannot-open"),
+     "library-missing"),
     ("RuntimeError: Triton Error [CUDA]: the provided PTX was compiled with an unsupported "
-     "toolchain.", "ptx-toolchain"),
+     "toolchain.", "ptx-too-new"),
     ("CUDA error: device kernel image is invalid", "invalid-image"),
     ("OSError: /x/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_8, version "
      "libnvJitLink.so.12", "nvjitlink-skew"),
-    ("ImportError: /x/_C.so: undefined symbol: _ZN3c104cuda9SetDeviceEi", "undefined-symbol"),
+    ("ImportError: /x/_C.so: undefined symbol: _ZN3c104cuda9SetDeviceEi", "extension-mismatch"),
+    ("ImportError: /x/k.so: undefined symbol: cublasLtMatmul, version libcublasLt.so.12",
+     "undefined-symbol"),
     ("OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
      "driver-missing"),
 ]  # fmt: skip
@@ -177,21 +178,23 @@ TEXTS = [
 
 @pytest.mark.parametrize(("text", "want"), TEXTS)
 def test_error_texts(text: str, want: str) -> None:
-    hits = match_errors(text)
-    assert [h.error.id for h in hits][:1] == [want]
+    assert [c.id for c in diagnose_text(text).causes][:1] == [want]
 
 
 def test_error_text_names_library_and_symbol() -> None:
-    (hit,) = match_errors(TEXTS[7][0])
-    assert (hit.symbol, hit.library) == ("__nvJitLinkAddData_12_8", "libnvJitLink.so.12")
-    assert match_errors("segmentation fault in my own code") == ()
-    assert match_errors("x" * (1 << 20) + "no kernel image is available") == ()  # cut, bounded
+    (cause,) = diagnose_text(TEXTS[7][0]).causes
+    facts = {(f.kind, f.value, f.detail) for f in cause.facts}
+    assert ("symbol", "__nvJitLinkAddData_12_8", "libnvJitLink.so.12") in facts
+    assert any("12.8" in b for b in cause.because)
+    assert diagnose_text("segmentation fault in my own code").causes == ()
+    assert diagnose_text("x" * (1 << 20) + "no kernel image is available").causes == ()  # cut
 
 
 def test_explain_text_and_no_match(capsys: pytest.CaptureFixture[str]) -> None:
     rc = cuwheel.cli.main(["explain", TEXTS[4][0], "--color", "never"])
     out, _ = capsys.readouterr()
-    assert rc == 0 and "ENV004" in out and "library: libcudart.so.12" in out
+    assert rc == 0 and out.startswith("cause: libcudart.so.12 not found by the loader")
+    assert "ENV004" in out and "nvidia-cuda-runtime-cu12" in out and "libcudart.so.12" in out
     assert "find the culprit: cuwheel doctor" in out
     rc = cuwheel.cli.main(["explain", "the printer is on fire", "-f", "json"])
     out, err = capsys.readouterr()
@@ -199,8 +202,13 @@ def test_explain_text_and_no_match(capsys: pytest.CaptureFixture[str]) -> None:
     rc = cuwheel.cli.main(["explain", TEXTS[0][0], "-f", "json"])
     doc = json.loads(capsys.readouterr()[0])
     jsonschema.Draft202012Validator(load_schema("explain")).validate(doc)
-    assert doc["errors"][0]["id"] == "no-kernel-image"
+    assert doc["errors"][0]["causes"][0]["id"] == "no-kernel-image"
     assert {"ENV001", "DC001"} <= {c["code"] for c in doc["codes"]}
+    rc = cuwheel.cli.main(["explain", "CUDA out of memory. Tried to allocate 2 GiB", "-f", "json"])
+    doc = json.loads(capsys.readouterr()[0])
+    jsonschema.Draft202012Validator(load_schema("explain")).validate(doc)
+    (cause,) = doc["errors"][0]["causes"]
+    assert cause["packaging"] is False and cause["install"] == [] and doc["codes"] == []
 
 
 # ---------------------------------------------------------------------------- device code
@@ -392,7 +400,8 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
             "--ld-cache", "none", "--ld-library-path", str(_real_cudart().parent)]
     assert cuwheel.cli.main([*argv, "--color", "never"]) == 1
     out = capsys.readouterr()[0]
-    assert "DOES NOT RUN" in out and "ENV001 error: cw_ext/k.so" in out
+    assert out.startswith("cw-ext 1.0 does not run on H100")  # the culprit first
+    assert "DOES NOT RUN" in out and "ENV001 error: " in out and "(k.so)" in out
     assert "fails with: no kernel image is available for execution on the device" in out
     assert cuwheel.cli.main([*argv, "-f", "json"]) == 1
     doc = json.loads(capsys.readouterr()[0])
@@ -402,3 +411,72 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr()[0] == ""
     assert cuwheel.cli.main(["doctor", "--path", str(tmp_path / "nope"), "--gpu", "A100"]) == 2
     assert "not a directory" in capsys.readouterr()[1]
+
+
+def test_one_line_per_distribution_per_cause(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    make_dist(tmp_path, "cw-ext", {f"cw_ext/k{i}.so": BIN / "sm80only.so" for i in range(7)})
+    argv = ["doctor", "--path", str(tmp_path), "--gpu", "H100", "--driver", "580",
+            "--ld-cache", "none", "--ld-library-path", str(_real_cudart().parent),
+            "--color", "never"]
+    assert cuwheel.cli.main(argv) == 1
+    out = capsys.readouterr()[0]
+    assert out.count("ENV001 error:") == 1 and "(7 modules: " in out
+    assert cuwheel.cli.main([*argv, "-v"]) == 1
+    out = capsys.readouterr()[0]
+    assert all(f"cw_ext/k{i}.so: " in out for i in range(7))  # -v: every module
+
+
+def test_error_text_with_the_environment(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """explain --path and doctor --error name the distribution whose binary needs the
+    library the text says is missing, and the one that ships it."""
+    make_dist(tmp_path, "cw-rt", {"cw_rt/rt13.so": DOC / "rt13.so"})
+    make_dist(tmp_path, "cw-other", {"cw_other/k.so": BIN / "hostonly.so"})
+    text = "ImportError: libcudart.so.13: cannot open shared object file: No such file or directory"
+    assert cuwheel.cli.main(["explain", text, "--path", str(tmp_path), "--color", "never"]) == 0
+    out = capsys.readouterr()[0]
+    assert out.startswith("culprit: cw-rt 1.0: libcudart.so.13 not found by the loader")
+    assert "supplier: nvidia-cuda-runtime [library-missing]: not installed" in out
+    assert "cw-other" not in out
+    argv = ["doctor", "--path", str(tmp_path), "--gpu", "H100", "--driver", "580",
+            "--ld-cache", "none", "--ld-library-path", "", "--error", text]
+    assert cuwheel.cli.main([*argv, "--color", "never"]) == 1
+    out = capsys.readouterr()[0]
+    assert out.startswith("culprit: cw-rt 1.0")
+    assert cuwheel.cli.main([*argv, "-f", "json"]) == 1
+    doc = json.loads(capsys.readouterr()[0])
+    jsonschema.Draft202012Validator(load_schema("doctor")).validate(doc)
+    assert doc["error"]["causes"][0]["id"] == "library-missing"
+    assert {"cause": "library-missing", "distribution": "cw-rt 1.0", "role": "culprit",
+            "reason": "rt13.so needs libcudart.so.13"} in doc["error"]["distributions"]
+
+
+def test_symbol_culprits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The distribution whose binary asks for the symbol or the symbol version a text
+    names is the culprit; one whose binaries do not is not named."""
+    make_dist(tmp_path, "cw-ext", {"cw_ext/k.so": BIN / "sm80only.so"})
+    make_dist(tmp_path, "cw-rt", {"cw_rt/rt13.so": DOC / "rt13.so"})
+    for text, reason in [
+        ("x.so: /lib64/libstdc++.so.6: version `CXXABI_1.3' not found (required by x.so)",
+         "k.so asks for CXXABI_1.3"),
+        ("ImportError: x.so: undefined symbol: __cudaGetKernel", "k.so asks for __cudaGetKernel"),
+    ]:
+        assert cuwheel.cli.main(["explain", text, "--path", str(tmp_path), "-f", "json"]) == 0
+        doc = json.loads(capsys.readouterr()[0])
+        blames = doc["errors"][0]["distributions"]
+        assert {"cause": doc["errors"][0]["causes"][0]["id"], "distribution": "cw-ext 1.0",
+                "role": "culprit", "reason": reason} in blames
+        assert not [b for b in blames if b["distribution"].startswith("cw-rt")]
+
+
+def test_windows_import_culprit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'DLL load failed while importing _C' names the distribution that owns module _C."""
+    make_dist(tmp_path, "cw-win", {"cw_win/_C.cp312-win_amd64.pyd": BIN / "win_hostonly.dll"})
+    make_dist(tmp_path, "cw-other", {"cw_other/k.pyd": BIN / "win_hostonly.dll"})
+    text = ("ImportError: DLL load failed while importing _C: The specified module could not "
+            "be found.")
+    assert cuwheel.cli.main(["explain", text, "--path", str(tmp_path), "-f", "json"]) == 0
+    (err,) = json.loads(capsys.readouterr()[0])["errors"]
+    assert err["causes"][0]["id"] == "library-missing" and not err["causes"][0]["sure"]
+    assert [b["distribution"] for b in err["distributions"]] == ["cw-win 1.0"]

@@ -1,7 +1,9 @@
 """What a real GPU, driver and loader did, next to what cuwheel doctor answered: the
 committed results of tests/probe/doctor_gpu.py on the H200 machine (driver 580.159,
-torch 2.11.0+cu130), tests/probe/doctor_gpu.json.  Each failure was caused on purpose,
-run for real, and diagnosed by doctor on the same environment."""
+torch 2.11.0+cu130), tests/probe/doctor_gpu.json, with the cuwheel commit that ran.  Each
+failure was caused on purpose, run for real, and diagnosed by doctor on the same
+environment.  Doctor's answers need that environment (198 installed distributions), so
+they are read from the record: re-run the probe after changing doctor's judgement."""
 
 from __future__ import annotations
 
@@ -11,10 +13,16 @@ from typing import Any
 
 import pytest
 
+from cuwheel.doctor import diagnose_text
 from cuwheel.doctor.conventions import conventions
-from cuwheel.doctor.errors import match_errors
+from cuwheel.knowledge.cudaerrors import load_cuda_errors
 
 RESULTS = json.loads((Path(__file__).parent / "probe" / "doctor_gpu.json").read_text())
+
+
+def _lead(text: str) -> str | None:
+    d = diagnose_text(text)
+    return d.lead.id if d.lead else None
 
 
 def _finding(answer: dict[str, Any], name: str, code: str) -> dict[str, Any]:
@@ -28,28 +36,30 @@ def _finding(answer: dict[str, Any], name: str, code: str) -> dict[str, Any]:
 
 def test_the_machine() -> None:
     assert RESULTS["gpu"] == "NVIDIA H200" and RESULTS["cc"] == [9, 0]
-    assert RESULTS["torch_cuda"] == "13.0"
+    assert RESULTS["torch_cuda"] == "13.0" and len(RESULTS["cuwheel_commit"]) == 40
 
 
-def test_no_kernel_image_is_named_first() -> None:
+def test_no_kernel_image_is_named() -> None:
     r = RESULTS["nokernel"]
     seen = r["observed"]
     assert seen["name"] == "cudaErrorNoKernelImageForDevice"
     doc = r["doctor_whole_env"]
-    # the whole environment was read, and the library built for sm_80 only comes first
-    assert doc["read"] > 50 and doc["first"] == "cw-nokernel"
+    # the whole environment was read, and the library built for sm_80 only is named
+    assert doc["read"] > 50 and doc["status"] == "does not run"
     f = _finding(doc, "cw-nokernel", "ENV001")
     assert f["error_text"] == seen["text"]
     assert f["library"] == "cw_nokernel/libcw_sm80.so"
     for text in (seen["text"], seen["torch"]):
-        assert match_errors(text)[0].error.id == "no-kernel-image"
+        assert _lead(text) == "no-kernel-image"
 
 
 def test_missing_cuda_12_runtime() -> None:
     r = RESULTS["cu12"]
     f = _finding(r["doctor_without"], "cw-cu12", "ENV004")
     assert r["observed_without"]["error"] == f"OSError: {f['error_text']}"
-    assert match_errors(r["observed_without"]["error"])[0].library == "libcudart.so.12"
+    (cause,) = diagnose_text(r["observed_without"]["error"]).causes
+    assert cause.id == "library-missing" and "nvidia-cuda-runtime-cu12" in cause.install
+    assert [f.value for f in cause.facts] == ["libcudart.so.12"]
 
 
 def test_wrong_major_through_ld_library_path() -> None:
@@ -71,14 +81,14 @@ def test_ptx_newer_than_the_driver() -> None:
     assert seen["name"] == "cudaErrorUnsupportedPtxVersion"
     f = _finding(r["doctor"], "cw-ptx91", "ENV003")
     assert f["error_text"] == seen["text"]
-    assert match_errors(seen["text"])[0].error.id == "ptx-toolchain"
+    assert _lead(seen["text"]) == "ptx-too-new"
 
 
 # cudaError values (CUDA Runtime API, enum cudaError) and the known error each string is
 EXPECTED = {
     "35": "driver-too-old", "98": "no-kernel-image", "100": "driver-missing",
     "200": "invalid-image", "209": "no-kernel-image", "218": "ptx-jit-failed",
-    "221": "ptx-jit-failed", "222": "ptx-toolchain", "803": "forward-compat",
+    "221": "ptx-jit-failed", "222": "ptx-too-new", "803": "forward-compat",
     "804": "forward-compat",
 }  # fmt: skip
 
@@ -86,8 +96,11 @@ EXPECTED = {
 @pytest.mark.parametrize("code", sorted(EXPECTED))
 def test_runtime_error_strings_are_known(code: str) -> None:
     name, text = RESULTS["error_strings"][code]
-    assert match_errors(text)[0].error.id == EXPECTED[code], (name, text)
-    assert match_errors(name)[0].error.id == EXPECTED[code], (name, text)
+    assert _lead(text) == EXPECTED[code], (name, text)
+    # the strings seen on the H200 are data/cuda_errors.toml's (generated from another run)
+    e = load_cuda_errors().by_value(int(code), "runtime")
+    assert e is not None and (e.name, e.text) == (name, text)
+    assert _lead(name) == EXPECTED[code], (name, text)  # the enum name alone
 
 
 def test_torch_preload_list_is_the_installed_torchs() -> None:
@@ -97,14 +110,30 @@ def test_torch_preload_list_is_the_installed_torchs() -> None:
     assert installed[: len(pre.libraries) - 1] == list(pre.libraries[:-1])
 
 
+# What the run of 0ac17cf flagged besides cw-nokernel in the real environment, none of it
+# true on this machine: CuPy's optional cuTENSOR module (cuTENSOR is not installed; CuPy
+# imports it only when cuTENSOR is used); cuSPARSELt 0.8.0 (its release notes speed up its
+# SM 9.0 kernels; the "build starts at CC 10.0" floor misreads a library whose containers
+# are mostly Blackwell-only, issue 30); cuBLAS, cuDNN and cuSPARSE as "depends on dispatch"
+# (NVIDIA's libraries pick their kernels by compute capability, and each has sm_90 code that
+# loaded here: tests/probe/h200_results.json; the hedge is the roll-up's, issue 30).
+FALSE_ALARMS = ["cupy-cuda13x", "nvidia-cusparselt-cu13", "nvidia-cublas", "nvidia-cudnn-cu13",
+                "nvidia-cusparse"]  # fmt: skip
+
+
 def test_what_else_the_whole_environment_showed() -> None:
-    # 198 distributions read in 7.6 s (16 workers).  Besides cw-nokernel, doctor flagged
-    # torchaudio 2.11 (ENV004 for torch's libc10.so ...): a false positive, since its
-    # METADATA requires nothing while its module needs torch's libraries; fixed after the
-    # run (a distribution now loads after those that ship what it needs), reproduced in
-    # tests/test_doctor.py::test_a_package_imports_its_dependencies_first.  The first run
-    # also flagged cuFFTW's kernel-less stub, read then without decoding cubins (fixed
-    # before this run).
+    # 198 distributions read in 7.8 s (16 workers).  An earlier run (before 0ac17cf) also
+    # flagged torchaudio 2.11 (ENV004 for torch's libc10.so ...), since fixed: a
+    # distribution now loads after those that ship what it needs
+    # (tests/test_doctor.py::test_a_package_imports_its_dependencies_first).
     doc = RESULTS["nokernel"]["doctor_whole_env"]
-    assert [d["name"] for d in doc["not_running"]] == ["cw-nokernel", "torchaudio"]
-    assert {f["code"] for f in doc["not_running"][1]["findings"]} == {"ENV004"}
+    flagged = {d["name"]: d for d in doc["not_running"]}
+    assert sorted(flagged) == sorted(["cw-nokernel", *FALSE_ALARMS])
+    assert {f["code"] for f in flagged["cupy-cuda13x"]["findings"]} == {"ENV004"}
+    assert {f["code"] for f in flagged["nvidia-cusparselt-cu13"]["findings"]} == {"ENV001"}
+
+
+@pytest.mark.xfail(strict=True, reason="needs issue 30's judge, then a new probe run")
+def test_only_the_planted_failure_is_flagged() -> None:
+    doc = RESULTS["nokernel"]["doctor_whole_env"]
+    assert [d["name"] for d in doc["not_running"]] == ["cw-nokernel"]

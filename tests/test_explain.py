@@ -83,7 +83,7 @@ def test_json_validates(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(out)
     jsonschema.validate(data, schema)
     assert (data["schema"], data["version"], data["config"], data["row"]) == (
-        "cuwheel-explain", 1, None, None)
+        "cuwheel-explain", 2, None, None)
     (rp,) = data["codes"]
     assert rp["code"] == "RP002" and rp["family"] == "RP" and rp["severity"] == "error"
     assert rp["help_url"] == DOCS + "rp002"

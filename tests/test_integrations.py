@@ -350,6 +350,20 @@ def test_check_annotates_and_fails_a_bad_wheel(tmp_path: Path, wheels: dict[str,
     assert f"{len(errors)} errors" in run.summary
 
 
+def test_check_counts_an_unreadable_wheel_in_the_summary(
+    tmp_path: Path, wheels: dict[str, Path]
+) -> None:
+    """A wheel that cannot be read is an ::error annotation and an error of the step's
+    summary (before, the summary said "0 errors" beside exit status 2)."""
+    broken = tmp_path / "broken-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"
+    broken.write_bytes(b"not a zip")
+    run = run_action(tmp_path, mode="check", wheels=f"{wheels['good']}\n{broken}")
+    assert run.outputs["exit-code"] == "2" and run.failed
+    errors = [ln for ln in run.steps["check"].stdout.splitlines() if ln.startswith("::error")]
+    assert len(errors) == 1 and f"file={broken}" in errors[0] and "not checked" in errors[0]
+    assert ": 1 errors, 0 warnings annotated" in run.summary
+
+
 def test_check_with_fail_false_reports_without_failing(
     tmp_path: Path, wheels: dict[str, Path]
 ) -> None:

@@ -58,9 +58,10 @@ def test_asked_matches_recorded_entries(name: str) -> None:
         assert got == C(asked)
         return
     tus = fx.get("tus", 1)
-    asked_sass = C({a: tus for a in asked if a.startswith("sm_")})
-    asked_ptx = C({a: tus for a in asked if a.startswith("compute_")})
-    asked_lto = C({"compute_" + a[4:]: tus for a in asked if a.startswith("lto_")})
+    # a target asked of several units of one library is listed once per unit
+    asked_sass = C([a for a in asked if a.startswith("sm_")] * tus)
+    asked_ptx = C([a for a in asked if a.startswith("compute_")] * tus)
+    asked_lto = C(["compute_" + a[4:] for a in asked if a.startswith("lto_")] * tus)
     assert C(fx["sass"]) - C(fx.get("link_stub", [])) == asked_sass
     assert C(fx.get("link_stub", [])) <= C(fx["sass"])
     assert C(fx["ptx"]) == asked_ptx

@@ -256,7 +256,10 @@ def test_check_dist_judges_an_installed_distribution_as_its_wheel(  # type: igno
     assert [(f["code"], f["library"]) for f in as_dist["findings"]] == [
         (f["code"], f["library"]) for f in as_wheel["findings"]]
     code, out, err = cli("check", "--dist", "no-such-dist-here")
-    assert code == 2 and out == "" and "no-such-dist-here: no such distribution is installed" in err
+    assert code == 2 and "no-such-dist-here: no such distribution is installed" in err
+    # the input is a failed entry of the report too (docs/checks.md#unreadable-inputs)
+    assert out.splitlines() == ["cuwheel check no-such-dist-here", "  ERROR: not checked: "
+                                "no-such-dist-here: no such distribution is installed"]
     code, _, err = cli("check")
     assert code == 2 and "nothing to check" in err
 

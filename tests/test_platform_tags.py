@@ -21,6 +21,7 @@ from cuwheel.checks import Severity, check_wheel
 from cuwheel.checks.findings import Finding, WheelReport
 from cuwheel.checks.runner import audit_plan, check_source
 from cuwheel.config import parse_config
+from cuwheel.errors import ConfigError
 from cuwheel.knowledge.tagpolicy import (
     load_stable_abi,
     load_tag_policies,
@@ -34,9 +35,10 @@ WIN = cw.win_amd64_cu13()
 NEW = ("TAG008", "TAG009", "TAG010", "TAG011", "TAG012", "TAG013")
 
 
-def run(tmp_path: Any, spec: cw.Spec) -> WheelReport:
+def run(tmp_path: Any, spec: cw.Spec, audit: bool | None = None) -> WheelReport:
     config = parse_config({"check": {}}, "test")
-    return check_wheel(spec.build(tmp_path), config.rows, config.check, environ={})
+    return check_wheel(spec.build(tmp_path), config.rows, config.check, environ={},
+                       audit=audit)
 
 
 def new(report: WheelReport) -> list[Finding]:
@@ -255,7 +257,10 @@ def test_pe_machine_against_the_windows_tag(tmp_path: Any) -> None:
     arm = _pe_machine(cw.fixture("win_hostonly.dll"), 0xAA64)
     report = run(tmp_path, WIN.with_member("pkg/_arm.pyd", arm))
     assert [f.code for f in report.findings if f.library == "pkg/_arm.pyd"] == ["TAG001"]
-    report = run(tmp_path, replace(WIN, tag="cp311-cp311-win_arm64"))
+    # no row is for win-arm64: the rows refuse it (exit 2), an audit judges it
+    with pytest.raises(ConfigError, match="matches no row"):
+        run(tmp_path, replace(WIN, tag="cp311-cp311-win_arm64"))
+    report = run(tmp_path, replace(WIN, tag="cp311-cp311-win_arm64"), audit=True)
     assert {f.library for f in report.findings if f.code == "TAG001"} == {
         "pkg/pkg_cuda.dll", "pkg/_C.pyd"}
 

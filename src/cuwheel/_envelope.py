@@ -25,13 +25,14 @@ ENVELOPE_KEYS = ("schema", "version", "tool", "config", "row")
 
 # Document version per command.  2: the common envelope replaced inspect's and plan's
 # ``schema_version`` and compat's ``"cuwheel-compat/1"``, and was added to check.
+# explain 2: an error text's diagnosis (facts, causes, distributions) replaced its matches.
 COMMANDS: dict[str, int] = {
     "inspect": 2,
     "plan": 2,
     "check": 2,
     "compat": 3,
     "compat-matrix": 3,
-    "explain": 1,
+    "explain": 2,
     "doctor": 1,
     "gpus": 1,
     "scan-summary": 2,

@@ -60,7 +60,7 @@ def check_consumer_version(value: str, key: str) -> str | None:
 TOP_KEYS = ("trains", "python", "torch-version", "cmake-version", "rows", "check")
 ROW_KEYS = (
     "name", "platform", "cuda", "sass", "ptx", "dependencies", "note", "profile",
-    "library-trains", "optional",
+    "library-trains", "optional", "local-version",
 )  # fmt: skip
 
 
@@ -186,6 +186,11 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
                     continue
             lib_trains.append((glob_, train_name))
     optional = str_list(raw.get("optional", []), f"{where}: optional", problems)
+    local_version = raw.get("local-version", True)
+    if not isinstance(local_version, bool):
+        problems.append(f"{where}: local-version must be true (the wheels carry +cuXYZ) or "
+                        f"false (published without one), got {local_version!r}")
+        local_version = True
     name = raw.get("name")
     if isinstance(name, str) and not ROW_NAME_RE.fullmatch(name):
         problems.append(
@@ -208,6 +213,7 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
         profile=profile if isinstance(profile, str) else None,
         library_trains=tuple(lib_trains),
         optional=tuple(optional),
+        local_version=local_version,
     )
 
 

@@ -72,6 +72,8 @@ def _row_lines(row: Row, prefix: str) -> list[str]:
         lines.append(f"library-trains = {{ {items} }}")
     if row.profile:
         lines.append(f"profile = {toml_str(row.profile)}")
+    if not row.local_version:
+        lines.append("local-version = false")
     if row.note:
         lines.append(f"note = {toml_str(row.note)}")
     return lines
@@ -93,9 +95,10 @@ _ROWS_DOC = """\
 # to embed ("newest": PTX of the highest SASS, "none", or a list) and whether the wheel
 # declares its NVIDIA packages ("declare") or bundles / needs none ("none").  A row's cuda
 # is a major ("13": every 13.x release), one release ("12.6") or a list of them.  Wheels
-# are checked against their row by the +cuXYZ local version and the platform tag.
-# Without `profile`, a wheel is judged by what loads on each listed GPU (profile "audit");
-# profile = "release" holds it to exactly these architectures, both ways (docs/checks.md).
+# are checked against the row their +cuXYZ local version, or the CUDA release their own
+# libraries record, names on their platform tag.  A row holds its wheels to exactly these
+# architectures, both ways, and its PTX in every library (profile "release", the default);
+# profile = "audit" judges them only by what loads on each listed GPU (docs/checks.md).
 """
 
 

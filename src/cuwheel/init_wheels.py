@@ -291,9 +291,10 @@ def _row_of(platform: str | None, group: list[_Facts]) -> DerivedRow:
         comments.append("some wheels of this row require NVIDIA packages, others do not")
     for f in group:
         comments += f.notes
-    if not any(f.train_from.startswith("its +") for f in group):
-        comments.append(f"no +cuXYZ local version: check it with `cuwheel check --row "
-                        f"{platform}-{train} WHEEL`")
+    local = any(f.train_from.startswith("its +") for f in group)
+    if not local:
+        comments.append("no +cuXYZ local version (local-version = false): `cuwheel check "
+                        "WHEEL` finds this row by the CUDA release its libraries record")
     lib_trains: list[tuple[str, str]] = []
     for f in group:
         lib_trains += [lt for lt in f.library_trains if lt not in lib_trains]
@@ -303,6 +304,10 @@ def _row_of(platform: str | None, group: list[_Facts]) -> DerivedRow:
             + (f" (some ship {_arch_names(union)})" if union else " (no device code)")
             + "; write its row by hand"
         )
+    # A row read off a wheel whose build contract is unknown is the common part of its
+    # libraries: judged by what loads (audit), not as an exact list; and a wheel with no
+    # +cuXYZ (every wheel on PyPI) says its row's wheels carry none.
     row = Row(name=f"{platform}-{train}", platform=platform, cuda=(release.name,), sass=sass,
-              ptx=ptx, dependencies=deps, library_trains=tuple(lib_trains))
+              ptx=ptx, dependencies=deps, library_trains=tuple(lib_trains), profile="audit",
+              local_version=local)
     return DerivedRow(row, train, wheels, tuple(comments))

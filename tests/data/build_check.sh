@@ -35,6 +35,25 @@ GEN13=(-gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86
     -Xlinker -rpath -Xlinker '$ORIGIN/../../nvidia/cu13/lib' -o "$BIN/row_x86_cu13.so"
 strip --strip-unneeded "$BIN/row_x86_cu13.so"
 
+# Its broken variants, one fault each (tests/test_gate_e2e.py): sm_89 missing; sm_75 extra;
+# no PTX (compute_120 dropped).
+G80=(-gencode arch=compute_80,code=sm_80)
+G86=(-gencode arch=compute_86,code=sm_86)
+G89=(-gencode arch=compute_89,code=sm_89)
+G90_100=(-gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100)
+G120P=(-gencode arch=compute_120,code=[sm_120,compute_120])
+for v in no89 plus75 noptx; do
+    case $v in
+        no89) GEN=("${G80[@]}" "${G86[@]}" "${G90_100[@]}" "${G120P[@]}") ;;
+        plus75) GEN=(-gencode arch=compute_75,code=sm_75 "${GEN13[@]}") ;;
+        noptx) GEN=("${G80[@]}" "${G86[@]}" "${G89[@]}" "${G90_100[@]}"
+                    -gencode arch=compute_120,code=sm_120) ;;
+    esac
+    "$NVCC" -shared -Xcompiler -fPIC -cudart=shared "${GEN[@]}" "$SRC/k.cu" "$SRC/rowlib.c" \
+        -Xlinker -rpath -Xlinker '$ORIGIN/../../nvidia/cu13/lib' -o "$BIN/row_x86_$v.so"
+    strip --strip-unneeded "$BIN/row_x86_$v.so"
+done
+
 # Linux aarch64, CUDA 13 row: SASS 90 100 110, no PTX; host code cross-built with gcc
 # against a stand-in libcudart.so.13 (only the soname is used).
 $ARMCC -shared -fPIC -O2 -Wl,-soname,libcudart.so.13 "$SRC/cudart_stub.c" -o libcudart.so.13

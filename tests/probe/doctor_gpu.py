@@ -163,6 +163,7 @@ def main() -> int:
     res: dict[str, object] = {
         "torch": torch.__version__,
         "torch_cuda": torch.version.cuda,
+        "cuwheel_commit": os.environ.get("CUWHEEL_COMMIT"),  # the code that ran
         "gpu": torch.cuda.get_device_name(0),
         "cc": list(torch.cuda.get_device_capability(0)),
         "python": sys.version.split()[0],

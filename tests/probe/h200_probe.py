@@ -607,6 +607,7 @@ def main() -> int:
         summary["by_prediction"][key] = summary["by_prediction"].get(key, 0) + 1
     result = {
         "schema": "cuwheel-compat-probe/1",
+        "cuwheel_commit": os.environ.get("CUWHEEL_COMMIT"),  # the code that ran
         "machine": {
             "gpu": cuda.name,
             "cc": f"{cuda.cc[0]}.{cuda.cc[1]}",

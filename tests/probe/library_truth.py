@@ -85,7 +85,8 @@ def main() -> int:
             row = _one(os.path.basename(b.path), fn, cudart)
             row["rollup"] = lv.verdict.value if lv else None
             rows.append(row)
-    doc = {"gpu": name, "cc": cc, "driver": driver, "cudart": cudart, "launches": rows}
+    doc = {"gpu": name, "cc": cc, "driver": driver, "cudart": cudart, "launches": rows,
+           "cuwheel_commit": os.environ.get("CUWHEEL_COMMIT")}  # fmt: skip
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "library_truth.json"), "w") as f:
         json.dump(doc, f, indent=1)

@@ -28,7 +28,8 @@ def main() -> int:
         "",
         f"Machine: {m['gpu']} (CC {m['cc']}), driver {m['driver']} (cuDriverGetVersion "
         f"{m['driver_cuda']}), Python {m['python']}, CUDA_MODULE_LOADING="
-        f"{m['CUDA_MODULE_LOADING']}. Written by `tests/probe/h200_probe.py` (this page by "
+        f"{m['CUDA_MODULE_LOADING']}. Written by `tests/probe/h200_probe.py` at cuwheel "
+        f"commit {d.get('cuwheel_commit') or 'unrecorded'} (this page by "
         "`tests/probe/summarize.py`); full table in `h200_results.json`; rules and "
         "explanations in `docs/compat.md`.",
         "",

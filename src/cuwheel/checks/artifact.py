@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cuwheel.checks.codes import CODES
+from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.findings import Finding, WheelReport
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.trains import release_of
-from cuwheel.errors import CuwheelError
+from cuwheel.errors import ConfigError, CuwheelError
 from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.arch import Arch
 from cuwheel.model.artifact import ArtifactFacts
 from cuwheel.model.inventory import CodeKind, Source
 from cuwheel.rules.artifact import code_archs, covers, isa_needs
 
-__all__ = ["artifact_findings", "artifact_summary", "check_artifact"]
+__all__ = ["CPU_LEVELS", "artifact_findings", "artifact_summary", "check_artifact"]
 
 def _machine(name: str | None) -> str | None:
     """One name per instruction set (``AMD64`` -> x86_64, ``arm64`` -> aarch64), as
@@ -63,14 +63,35 @@ def artifact_summary(artifact: Source) -> str:
     return f"artifact {artifact.path}: {facts.label}, {what}; device code: {_code_text(artifact)}"
 
 
-def artifact_findings(report: WheelReport, artifact: Source) -> list[Finding]:
-    """The ART findings for ``artifact`` beside the wheel of ``report`` (default severities)."""
+# The machine levels of data/host_isa.toml in order; a need of no level ("none": an
+# extension, "unknown") is above every level.
+CPU_LEVELS = ("baseline", "x86-64-v2", "x86-64-v3", "x86-64-v4")
+
+
+def _above(level: str, baseline: str) -> bool:
+    rank = {name: i for i, name in enumerate(CPU_LEVELS)}
+    return rank.get(level, len(CPU_LEVELS)) > rank.get(baseline, 0)
+
+
+def artifact_findings(
+    report: WheelReport,
+    artifact: Source,
+    *,
+    gpus_claimed: bool = False,
+    cpu_baseline: str | None = None,
+) -> list[Finding]:
+    """The ART findings for ``artifact`` beside the wheel of ``report``.  The train is the
+    gate (ART001 / ART002 errors).  GPU coverage (ART003) and host ISA (ART004) are errors
+    only when claimed for the artifact -- ``gpus_claimed`` (the user named the GPUs:
+    ``--gpus`` / ``--archs``), ``cpu_baseline`` (a level of data/host_isa.toml the
+    deployment machines promise) -- and warnings otherwise: an export is made on one GPU
+    and one CPU, the wheel's claim is the wheel's, not the program's."""
     facts = _facts(artifact)
     lib = artifact.path
     out: list[Finding] = []
 
-    def add(code: str, message: str) -> None:
-        out.append(Finding(code, CODES[code].severity, message, lib, "artifact"))
+    def add(code: str, message: str, severity: Severity | None = None) -> None:
+        out.append(Finding(code, severity or CODES[code].severity, message, lib, "artifact"))
 
     if artifact.problems:
         first = artifact.problems[0]
@@ -102,8 +123,13 @@ def artifact_findings(report: WheelReport, artifact: Source) -> list[Finding]:
             continue
     missing = [a for a in claimed if covers(code, a) is None]
     if missing:
-        add("ART003", f"no code for CC {', '.join(a.cc for a in missing)} that the wheel "
-                      f"claims (the artifact has {_code_text(artifact)})")
+        ccs = ", ".join(a.cc for a in missing)
+        if gpus_claimed:
+            add("ART003", f"no code for CC {ccs} that the wheel claims (the artifact has "
+                          f"{_code_text(artifact)})", Severity.ERROR)
+        else:
+            add("ART003", f"no code for CC {ccs} of the wheel's claim (the artifact has "
+                          f"{_code_text(artifact)}); --gpus holds the program to a claim")
     w_os, w_machine = _wheel_host(report.platform)
     a_machine = _machine(facts.machine)
     a_os = load_platforms().os_of_sys_platform(facts.platform)  # AOTI_PLATFORM: sys.platform
@@ -113,9 +139,16 @@ def artifact_findings(report: WheelReport, artifact: Source) -> list[Finding]:
     elif w_machine and (a_machine in (None, w_machine)):
         needs = isa_needs(facts.cpu_isa, a_machine or w_machine)
         names = " ".join(n.name for n in needs)
-        if any(n.severe for n in needs):
+        if cpu_baseline is not None:
+            over = [n for n in needs if _above(n.level, cpu_baseline)]
+            if over:
+                add("ART004", f"host code needs {' '.join(n.name for n in over)} "
+                              f"(AOTI_CPU_ISA), above the claimed baseline {cpu_baseline}",
+                    Severity.ERROR)
+        elif any(n.severe for n in needs):
             add("ART004", f"host code needs {names} (AOTI_CPU_ISA); {report.platform} "
-                          f"promises the {w_machine} baseline only")
+                          f"promises the {w_machine} baseline only (--cpu-baseline claims "
+                          "a level)")
         elif needs:
             levels = ", ".join(sorted({n.level for n in needs}))
             add("ART005", f"host code needs {names} ({levels}); {report.platform} promises "
@@ -123,11 +156,22 @@ def artifact_findings(report: WheelReport, artifact: Source) -> list[Finding]:
     return out
 
 
-def check_artifact(report: WheelReport, artifact: Source, policy: CheckPolicy) -> WheelReport:
-    """``report`` with the artifact's findings (policy's selection, severities as the
-    codes say, waivers by the artifact's path) and a note naming its train's evidence."""
+def check_artifact(
+    report: WheelReport,
+    artifact: Source,
+    policy: CheckPolicy,
+    *,
+    gpus_claimed: bool = False,
+    cpu_baseline: str | None = None,
+) -> WheelReport:
+    """``report`` with the artifact's findings (:func:`artifact_findings`; the policy's
+    selection, waivers by the artifact's path) and a note naming its train's evidence."""
+    if cpu_baseline is not None and cpu_baseline not in CPU_LEVELS:
+        raise ConfigError(f"--cpu-baseline must be one of {', '.join(CPU_LEVELS)}, "
+                          f"got {cpu_baseline!r}")
     found = list(report.findings)
-    for f in artifact_findings(report, artifact):
+    for f in artifact_findings(report, artifact, gpus_claimed=gpus_claimed,
+                               cpu_baseline=cpu_baseline):
         if not policy.enabled(f.code):
             continue
         w = policy.waiver_for(f.code, f.library)

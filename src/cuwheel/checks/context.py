@@ -19,7 +19,7 @@ from cuwheel.checks.claims import Claim, claim_from_specs, implicit_claim
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.findings import Finding
 from cuwheel.checks.policy import CheckPolicy
-from cuwheel.checks.profiles import Profile
+from cuwheel.checks.profiles import DEFAULT_PROFILE, ROW_PROFILE, Profile
 from cuwheel.checks.profiles import profile as load_profile
 from cuwheel.checks.trains import LibraryTrain, infer_train, release_of, train_requires
 from cuwheel.knowledge import catalog
@@ -182,8 +182,11 @@ class CheckContext:
         self.local = local  # the wheel's local version ("cu130"), if any
         self.train_from = train_from  # where the row's train came from (a flag, the wheel...)
         self.wheel_name = posixpath.basename(source.path.replace("\\", "/"))
-        self.profile = profile or load_profile(policy.profile or plan.row.profile)
         self.audit = audit  # no row: the plan was made up from what the wheel says
+        # A project's row is the wheel's build contract (profile "release"); a wheel judged
+        # without one, by what makes it fail for users ("audit"); docs/checks.md#profiles.
+        self.profile = profile or load_profile(
+            policy.profile or plan.row.profile or (DEFAULT_PROFILE if audit else ROW_PROFILE))
         self._claim = claim
         self._trains: dict[str, LibraryTrain] = {}
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from cuwheel.checks.codes import Severity
 
-__all__ = ["Finding", "Stats", "WheelReport"]
+__all__ = ["Finding", "Stats", "Unreadable", "WheelReport"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ class WheelReport:
     claim: str | None = None  # the GPUs judged, described (None for the CPU row)
     claimed: tuple[str, ...] = ()  # the claim's GPU architectures ("8.0", "9.0"), for ART003
     config: str | None = None  # the configuration file the policy and rows came from
+    row_from: str | None = None  # how the row was chosen ("the wheel's +cu130 and ...")
 
     @property
     def failing(self) -> tuple[Finding, ...]:
@@ -83,3 +84,11 @@ class WheelReport:
     @property
     def waived(self) -> int:
         return sum(1 for f in self.findings if f.waived is not None)
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """An input that could not be checked (no report): a failed entry in every format."""
+
+    input: str  # the path or distribution name as given
+    error: str  # the one-line error

@@ -14,10 +14,11 @@ from cuwheel.checks.codes import CODES, Severity
 from cuwheel.errors import CatalogError, ConfigError
 from cuwheel.knowledge._load import read_data_file, read_meta
 
-__all__ = ["COVERAGES", "DEFAULT_PROFILE", "Profile", "load_profiles", "profile"]
+__all__ = ["COVERAGES", "DEFAULT_PROFILE", "ROW_PROFILE", "Profile", "load_profiles", "profile"]
 
 COVERAGES = ("loads", "exact")
-DEFAULT_PROFILE = "audit"
+DEFAULT_PROFILE = "audit"  # a wheel judged without a row: what makes it fail for users
+ROW_PROFILE = "release"  # a wheel judged against a project's row: the row is its contract
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,9 @@ def _parse(data: Mapping[str, Any]) -> dict[str, Profile]:
                 chk.problem(where, f"unknown check code {code!r} in 'off'")
         out[name] = Profile(name, f.get("description", ""), f.get("coverage", "loads"),
                             frozenset(off), sev)
-    if DEFAULT_PROFILE not in out:
-        chk.problem("[profile]", f"no default profile {DEFAULT_PROFILE!r}")
+    for needed in (DEFAULT_PROFILE, ROW_PROFILE):
+        if needed not in out:
+            chk.problem("[profile]", f"no default profile {needed!r}")
     if chk.problems:
         raise CatalogError(chk.problems)
     return out

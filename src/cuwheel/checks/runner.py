@@ -21,23 +21,27 @@ from cuwheel.checks.modules import check_modules
 from cuwheel.checks.ownership import check_ownership
 from cuwheel.checks.platform_tags import check_platform_tags
 from cuwheel.checks.policy import CheckPolicy
+from cuwheel.checks.rowpick import (
+    Matrix,
+    matrix_rows,
+    newest_release_train,
+    pick_by_evidence,
+    pick_by_name,
+    wheel_evidence,
+)
 from cuwheel.checks.runpaths import check_runpaths
 from cuwheel.checks.tags import check_machine, check_train
-from cuwheel.checks.trains import infer_train, train_requires, wheel_release
 from cuwheel.checks.windows import check_windows
-from cuwheel.errors import ConfigError, InputError
-from cuwheel.knowledge import catalog
+from cuwheel.errors import InputError
 from cuwheel.model.inventory import Source
-from cuwheel.plan.rows import CPU_TRAIN, Plan, Row, Train, parse_train
+from cuwheel.plan.rows import Plan, Row, Train, parse_train
 from cuwheel.plan.select import (
     ENV_ROW,
     ENV_TRAIN,
     RELEASE_ENV_TRAIN,
     Selection,
     parse_wheel_name,
-    select,
 )
-from cuwheel.rules.runtime import runtime_majors
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -100,16 +104,22 @@ def check_source(
     claim: Claim | None = None,
     audit: bool = False,
     notes: Sequence[str] = (),
+    extra: Sequence[Finding] = (),
 ) -> WheelReport:
     """Judge one inspected wheel against ``plan``: pure (facts + row + policy -> report).
     ``local`` is the wheel's local version; ``train_from`` says where the train came from;
     ``claim`` the GPUs it must run on (default: the row's, else its own SASS); ``audit``:
-    the plan was made up from the wheel (no row), so each library's train is its own."""
+    the plan was made up from the wheel (no row), so each library's train is its own.
+    ``extra``: findings of the ``index`` check (made from what an index says), judged by
+    the same policy as the others."""
     policy = policy or CheckPolicy()
     ctx = CheckContext(source, plan, policy, local, train_from, claim=claim, audit=audit)
     prof = ctx.profile
     findings: list[Finding] = []
-    for name, check in CHECKS:
+    checks: list[tuple[str, Check]] = list(CHECKS)
+    if extra:
+        checks.append(("index", lambda _ctx: list(extra)))
+    for name, check in checks:
         for f in check(ctx):
             if not policy.enabled(f.code):
                 continue
@@ -132,7 +142,7 @@ def check_source(
         ptx=tuple(a.ptx for a in plan.ptx),
         stats=_stats(ctx),
         libraries=tuple(lib.name for lib in ctx.libs),
-        checks=tuple(name for name, _ in CHECKS),
+        checks=tuple(name for name, _ in checks),
         findings=tuple(findings),
         fail_on=policy.fail_on,
         notes=tuple(notes) + _audit_notes(ctx),
@@ -156,23 +166,27 @@ def _audit_notes(ctx: CheckContext) -> tuple[str, ...]:
 
 def check_wheel(
     path: str | os.PathLike[str],
-    rows: Sequence[Row],
+    rows: Sequence[Row] | Matrix,
     policy: CheckPolicy | None = None,
     *,
     progress: Progress | None = None,
     **options: Unpack[CheckOptions],
 ) -> WheelReport:
-    """Inspect the wheel at ``path`` and check it against its row among ``rows`` (picked by
-    :func:`cuwheel.plan.select.select` from ``train`` / ``platform`` / ``row``, the wheel's
-    name and ``environ``); the keyword options are :class:`CheckOptions`.
+    """Inspect the wheel at ``path`` and check it against its row; the keyword options are
+    :class:`CheckOptions`.
 
+    ``rows``: a project's rows, or a :class:`cuwheel.config.Config` (then its file is named
+    in the report, and the built-in matrix -- a Config without a file -- audits a wheel
+    unless a row is named).  The row is picked as :mod:`cuwheel.checks.rowpick` says:
+    ``row`` (or ``$CUWHEEL_ROW``), else the train of ``train`` / the wheel's ``+cuXYZ`` /
+    ``environ``, else the train the wheel's libraries name, each with ``platform`` or the
+    wheel's platform tag; exactly one row must match (ConfigError naming the candidates).
     ``audit``: True judges the wheel without a row (each library by its own train, the
-    GPUs of ``claim`` or of its own SASS); None (the default) does so when no row can be
-    picked and no train or row was asked for; False never does.  ``gpus``: the claim as
-    ``--gpus`` names it (``"V100,T4"``, ``"all"``: every GPU of the wheel's train).  Raises
-    ConfigError when no row fits and InputError when the file is no readable wheel.
-    ``index``: a PEP 691 simple-index URL; the wheel's requirements are looked up there
-    (DEP007: placeholder projects).  Without it nothing leaves the machine.
+    GPUs of ``claim`` or of its own SASS); None (the default) does so only for the built-in
+    matrix; False never does.  ``gpus``: the claim as ``--gpus`` names it (``"V100,T4"``,
+    ``"all"``: every GPU of the wheel's train).  InputError when the file is no readable
+    wheel.  ``index``: a PEP 691 simple-index URL; the wheel's requirements are looked up
+    there (DEP007: placeholder projects).  Without it nothing leaves the machine.
     ``progress``: called as the wheel is read (:data:`cuwheel.read.inspect.Progress`).
     """
     from cuwheel.read.inspect import inspect
@@ -199,7 +213,7 @@ def check_wheel(
 
 def check_installed(
     name: str,
-    rows: Sequence[Row],
+    rows: Sequence[Row] | Matrix,
     policy: CheckPolicy | None = None,
     **options: Unpack[CheckOptions],
 ) -> WheelReport:
@@ -217,43 +231,29 @@ def check_installed(
 def _check(
     wheel: str,
     read: Callable[[], Source],
-    rows: Sequence[Row],
+    matrix: Sequence[Row] | Matrix,
     policy: CheckPolicy | None,
     o: CheckOptions,
 ) -> WheelReport:
-    """Pick the row (a configuration error is reported before a 500 MB wheel is read),
-    then read the source and judge it."""
+    """Pick the row (a row or train that matches nothing is reported before a 500 MB wheel
+    is read; the wheel's own evidence after), then judge the wheel."""
     environ = o.get("environ")
     env = os.environ if environ is None else environ
-    train, platform = o.get("train"), o.get("platform")
-    sel = _select_row(rows, wheel, train=train, platform=platform, row=o.get("row"),
-                      environ=env, audit=o.get("audit"))
-    return _check_read(read(), sel, policy, train=train, platform=platform, environ=env,
-                       claim=o.get("claim"), gpus=o.get("gpus"), index=o.get("index"))
-
-
-def _select_row(
-    rows: Sequence[Row],
-    wheel: str,
-    *,
-    train: str | None,
-    platform: str | None,
-    row: str | None,
-    environ: Mapping[str, str],
-    audit: bool | None,
-) -> Selection | None:
-    """The wheel's row, or None for audit mode (asked for, or no row fits and none was
-    asked for); ConfigError when a row was asked for and none fits."""
-    if audit is True:
-        return None
-    try:
-        return select(rows, train=train, platform=platform, row=row, wheel=wheel,
-                      environ=environ)
-    except ConfigError:
-        asked = train or row or any(environ.get(v) for v in (ENV_ROW, ENV_TRAIN))
-        if audit is False or asked:
-            raise
-        return None
+    train, platform, row = o.get("train"), o.get("platform"), o.get("row")
+    rows, config, own = matrix_rows(matrix)
+    audit = o.get("audit")
+    if audit is None and not own and not (row or env.get(ENV_ROW, "").strip()):
+        audit = True  # the built-in rows are the seed project's: anyone else's is audited
+    sel: Selection | None = None
+    if audit is not True:
+        sel = pick_by_name(rows, wheel, train=train, platform=platform, row=row,
+                           environ=env, config=config)
+    source = read()
+    if sel is None and audit is not True:
+        sel = pick_by_evidence(rows, source, platform=platform, config=config)
+    report = _check_read(source, sel, policy, train=train, platform=platform, environ=env,
+                         claim=o.get("claim"), gpus=o.get("gpus"), index=o.get("index"))
+    return replace(report, config=config) if config is not None else report
 
 
 def _check_read(
@@ -280,20 +280,26 @@ def _check_read(
         if gpus:
             claim = claim_from_gpus(gpus, sel.plan.train.release)
         report = check_source(source, sel.plan, policy, local=sel.local,
-                              train_from=sel.train_from, claim=claim)
+                              train_from=sel.train_from, claim=claim, notes=sel.notes,
+                              extra=extra)
+        report = replace(report, row_from=_row_from(sel))
     else:
         plan, train_from, notes = audit_plan(source, train=train, platform=platform, environ=env)
         if gpus:
             claim = claim_from_gpus(gpus, plan.train.release)
         local = parse_wheel_name(p).local
         report = check_source(source, plan, policy, local=local, train_from=train_from,
-                              claim=claim, audit=True, notes=notes)
-    pol = policy or CheckPolicy()
-    added = [replace(f, check="index") for f in extra if pol.enabled(f.code)]
-    if not added:
-        return report
-    findings = tuple(sorted((*report.findings, *added), key=lambda f: (f.library or "", f.code)))
-    return replace(report, findings=findings, checks=(*report.checks, "index"))
+                              claim=claim, audit=True, notes=notes, extra=extra)
+        report = replace(report, row_from=f"train from {train_from}")
+    return report
+
+
+def _row_from(sel: Selection) -> str:
+    """How the row was chosen, for the report's first lines."""
+    if sel.row_from in ("--row", f"${ENV_ROW}"):
+        return f"row chosen by {sel.row_from}"
+    where = f" and {sel.platform_from}" if sel.platform_from and not sel.plan.train.is_cpu else ""
+    return f"row chosen by {sel.train_from}{where}"
 
 
 def audit_plan(
@@ -304,8 +310,9 @@ def audit_plan(
     environ: Mapping[str, str] | None = None,
 ) -> tuple[Plan, str, tuple[str, ...]]:
     """A plan made up from the wheel itself, for audit mode: its platform tag, and the train
-    from ``train``, its ``+cuXYZ``, the environment, or what its libraries say (the most
-    common of their trains).  Returns (plan, where the train came from, notes)."""
+    from ``train``, its ``+cuXYZ``, the environment, or what its libraries say
+    (:func:`cuwheel.checks.rowpick.wheel_evidence`).  Returns (plan, where the train came
+    from, notes)."""
     name = parse_wheel_name(source.path)
     plat = platform or name.platform
     env = os.environ if environ is None else environ
@@ -322,22 +329,14 @@ def audit_plan(
                 break
     notes: list[str] = []
     if chosen is None:
-        requires = train_requires(source.wheel)
-        guesses = [infer_train(b, requires) for b in source.binaries]
-        picked = wheel_release(guesses)
-        cuda = any(b.containers for b in source.binaries) or any(
-            runtime_majors(b) for b in source.binaries
-        )
-        if picked is not None:
-            chosen, train_from = Train(picked[0]), "what its libraries say"
-            if picked[1]:
-                notes.append(picked[1])
-        elif cuda:
-            release = catalog.releases()[-1]
-            chosen, train_from = Train(release), "nothing (the newest release is assumed)"
-            notes.append(f"no library names its CUDA train; judged as {release.train}")
+        ev = wheel_evidence(source)
+        notes += ev.notes
+        if ev.train is not None:
+            chosen, train_from = ev.train, ev.evidence
         else:
-            chosen, train_from = CPU_TRAIN, "no CUDA code or link in the wheel"
+            chosen = newest_release_train()
+            train_from = "nothing (the newest release is assumed)"
+            notes.append(f"no library names its CUDA train; judged as {chosen}")
     if chosen.is_cpu:
         row = Row(name="audit", platform=None, cuda=(), dependencies="none")
     else:
@@ -350,7 +349,7 @@ def audit_plan(
 
 def check_wheels(
     paths: Sequence[str | os.PathLike[str]],
-    rows: Sequence[Row],
+    rows: Sequence[Row] | Matrix,
     policy: CheckPolicy | None = None,
     **options: Unpack[CheckOptions],
 ) -> list[WheelReport]:

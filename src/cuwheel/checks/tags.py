@@ -49,11 +49,12 @@ def check_train(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = []
     train = ctx.plan.train
     if ctx.local is None:
-        out.append(ctx.finding(
-            "TAG002",
-            f"the wheel's version has no +{train} local version; the train came from "
-            f"{ctx.train_from}",
-        ))  # fmt: skip
+        if ctx.plan.row.local_version:  # a row published without one says so
+            out.append(ctx.finding(
+                "TAG002",
+                f"the wheel's version has no +{train} local version; the train came from "
+                f"{ctx.train_from}",
+            ))  # fmt: skip
     else:
         try:
             named = parse_train(ctx.local)

@@ -22,13 +22,9 @@ from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
-    "LibraryTrain",
-    "infer_train",
-    "pinned_release",
-    "release_of",
-    "train_requires",
+    "LibraryTrain", "infer_train", "pinned_release", "release_of", "train_requires",
     "wheel_release",
-]
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -86,17 +82,6 @@ def pinned_release(requires: Sequence[str]) -> tuple[Release, str] | None:
             if r is not None:
                 return r, req.name + str(req.specifier)
     return None
-
-
-def train_requires(wheel: WheelInfo | None) -> tuple[str, ...]:
-    """What :func:`infer_train` reads of a wheel besides its binaries: its Requires-Dist,
-    and the wheel itself as a pin (``nvidia-cuda-runtime==13.0.96``): NVIDIA's CUDA runtime
-    wheel is versioned by the CUDA release it comes with (13.0.96 is CUDA 13.0 Update 2,
-    docs/cuda.md), while the soname it ships (``libcudart.so.13``) names only the major.
-    A soname is not a release."""
-    if wheel is None:
-        return ()
-    return (*wheel.requires_dist, f"{wheel.name}=={wheel.version}")
 
 
 def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
@@ -164,3 +149,16 @@ def _local_train(version: str) -> TrainName | None:
     except TrainSpellingError:
         return None
 
+
+def train_requires(wheel: WheelInfo | None) -> tuple[str, ...]:
+    """The requirements :func:`infer_train` reads for a wheel: the builds it records
+    (xformers' ``cpp_lib.json``: ``torch`` ``2.10.0+cu128``, as ``torch==2.10.0+cu128``)
+    first, since they say what it was built against, then its Requires-Dist, then the
+    wheel itself as a pin (``nvidia-cuda-runtime==13.0.96``): NVIDIA's CUDA runtime wheel
+    is versioned by the CUDA release it comes with (13.0.96 is CUDA 13.0 Update 2), while
+    the soname it ships (``libcudart.so.13``) names only the major.  A soname is not a
+    release."""
+    if wheel is None:
+        return ()
+    built = tuple(f"{r.package}=={r.version}" for r in wheel.build_records)
+    return (*built, *wheel.requires_dist, f"{wheel.name}=={wheel.version}")

@@ -67,6 +67,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--strict", action="store_true", help="same as --fail-on warning")
     p.add_argument(
+        "--exit-zero", action="store_true",
+        help="exit 0 even when findings fail the run (reports still say FAIL); unusable "
+        "input or configuration still exits 2",
+    )  # fmt: skip
+    p.add_argument(
         "--device-code",
         choices=("strict", "warn"),
         help="warn: device-code coverage findings are warnings",
@@ -117,6 +122,12 @@ def register(subparsers: Any) -> None:
         ".pte/.ptd, a Triton cache directory or a library (its CUDA train, GPUs, host ISA; "
         "ART codes; repeatable)",
     )  # fmt: skip
+    p.add_argument(
+        "--cpu-baseline", metavar="LEVEL",
+        help="the CPU level the machines an --artifact runs on promise: baseline, "
+        "x86-64-v2, x86-64-v3 or x86-64-v4 (host code needing more is ART004, an error; "
+        "without it ART004 is a warning)",
+    )  # fmt: skip
     add_output(p, CHECK_FORMATS)
     p.set_defaults(handler=_run)
 
@@ -166,24 +177,24 @@ def _artifact(path: str) -> Source:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from cuwheel.checks import check_installed, check_wheel
     from cuwheel.checks.artifact import check_artifact
     from cuwheel.checks.claims import claim_from_archs
     from cuwheel.checks.codes import Severity
+    from cuwheel.checks.findings import Unreadable
     from cuwheel.checks.index import IndexUnusable
     from cuwheel.checks.policy import parse_prefixes
+    from cuwheel.checks.rowpick import asked_row
     from cuwheel.cli._progress import progress
     from cuwheel.config import load_config
-    from cuwheel.plan.select import ENV_ROW
-    from cuwheel.render.check import render, text_block, text_table
+    from cuwheel.render.check import render, text_block, text_table, unreadable_block
 
     if args.output:
         check_output_path(args.output)
-    if args.archs and args.gpus:
-        raise ConfigError("--archs and --gpus both name a claim: give one")
+    _refuse_contradictions(args)
     config = load_config(args.config)
+    if not args.audit:
+        asked_row(config.rows, row=args.row, train=args.train)
     problems: list[str] = []
     select = parse_prefixes(args.select, "--select", problems)
     ignore = parse_prefixes(args.ignore, "--ignore", problems)
@@ -203,15 +214,12 @@ def _run(args: argparse.Namespace) -> int:
 
         profile(args.profile)  # ConfigError naming the known ones
         policy = policy.with_options(profile=args.profile)
-    # Without a project configuration the built-in rows are the seed project's own: a wheel
-    # of anyone else is audited, unless a row of them is asked for by name (--row, or
-    # CUWHEEL_ROW as `cuwheel plan --format env` exports it).
+    # Which row judges a wheel is the library's decision (checks/rowpick.py): the CLI
+    # passes the configuration and what was typed.
     audit: bool | None = True if args.audit else None
-    if config.path is None and not (args.row or os.environ.get(ENV_ROW, "").strip()):
-        audit = True
     claim = claim_from_archs(args.archs) if args.archs else None
     reports = []
-    unusable: list[str] = []
+    unusable: list[Unreadable] = []
     if not (args.wheels or args.dist or args.env):
         raise ConfigError("nothing to check: name wheels or directories, or --dist NAME / --env")
     artifacts = [_artifact(a) for a in args.artifact]
@@ -222,44 +230,74 @@ def _run(args: argparse.Namespace) -> int:
     width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
     # Text on stdout is written a wheel at a time (the first answer does not wait for the
     # tenth wheel); the same bytes as one render() of every report.
-    stream = args.format == "text" and not args.output and not args.quiet
+    stream = args.format == "text" and args.output in (None, "-") and not args.quiet
     with progress(args, "check", total=len(wheels), unit="wheels") as bar:
         for w, installed in wheels:
             try:
                 if installed:
                     report = check_installed(
-                        w, config.rows, policy, train=args.train, platform=args.platform,
+                        w, config, policy, train=args.train, platform=args.platform,
                         row=args.row, claim=claim, audit=audit, gpus=args.gpus,
                         index=args.index,
                     )  # fmt: skip
                 else:
                     report = check_wheel(
-                        w, config.rows, policy, train=args.train, platform=args.platform,
+                        w, config, policy, train=args.train, platform=args.platform,
                         row=args.row, claim=claim, audit=audit, gpus=args.gpus,
                         index=args.index, progress=bar,
                     )  # fmt: skip
-                if config.path is not None:
-                    report = replace(report, config=config.path)
                 for art in artifacts:
-                    report = check_artifact(report, art, policy)
+                    report = check_artifact(report, art, policy,
+                                            gpus_claimed=bool(args.gpus or args.archs),
+                                            cpu_baseline=args.cpu_baseline)
                 reports.append(report)
                 if stream:
                     write_output(args, text_block(report, verbose=args.verbose, width=width))
             except CuwheelError as exc:
-                if len(wheels) == 1 or isinstance(exc, IndexUnusable):
+                if isinstance(exc, IndexUnusable):
                     raise
-                # One unusable wheel does not hide the others' results; the run exits 2.
+                # An input that cannot be checked is a failed entry of every format and
+                # does not hide the others' results; the run exits 2.
                 error(str(exc))  # above the bar: rich redirects stderr while it shows
-                unusable.append(str(exc))
+                unusable.append(Unreadable(w, str(exc)))
+                if stream:
+                    write_output(args, unreadable_block(unusable[-1]))
             if bar is not None:
                 bar.step(w)
-    if reports and stream:
-        write_output(args, text_table(reports))
-    elif reports:
-        write_output(args, render(reports, args.format, verbose=args.verbose, width=width))
+    if stream:
+        if reports or len(unusable) > 1:
+            write_output(args, text_table(reports, unusable))
+    else:
+        write_output(args, render(reports, args.format, verbose=args.verbose, width=width,
+                                  unreadable=unusable))
     if unusable:
         return 2
-    return 0 if all(r.passed for r in reports) else 1
+    return 0 if args.exit_zero or all(r.passed for r in reports) else 1
+
+
+# Flags that say opposite things: refused in one line (exit 2), never one silently winning.
+_CONTRADICTIONS = (
+    ("archs", "gpus", "--archs and --gpus both name a claim: give one"),
+    ("strict", "fail_on", "--strict is --fail-on warning: give one of them"),
+    ("audit", "row", "--audit judges the wheel without a row, --row names one: give one"),
+    ("quiet", "stdout", "-q prints nothing on stdout, -o - writes the result there: give one"),
+)
+
+
+def _refuse_contradictions(args: argparse.Namespace) -> None:
+    for a, b, message in _CONTRADICTIONS:
+        second = args.output == "-" if b == "stdout" else getattr(args, b)
+        if getattr(args, a) and second:
+            raise ConfigError(message)
+    if args.cpu_baseline is not None:
+        from cuwheel.checks.artifact import CPU_LEVELS
+
+        if args.cpu_baseline not in CPU_LEVELS:
+            raise ConfigError(f"--cpu-baseline must be one of {', '.join(CPU_LEVELS)}, "
+                              f"got {args.cpu_baseline!r}")
+        if not args.artifact:
+            raise ConfigError("--cpu-baseline claims the CPU of an --artifact: name one "
+                              "with it")
 
 
 EXAMPLES = """\

@@ -43,7 +43,8 @@ def add_output(
             "--json", action="store_const", dest="format", const="json",
             help="same as --format json",
         )  # fmt: skip
-    p.add_argument("--output", "-o", metavar="FILE", help="write the result to FILE, not stdout")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the result to FILE, not stdout ('-': stdout)")
     p.add_argument(
         "--quiet", "-q", action="store_true",
         help="print no result on stdout (errors still go to stderr; -o still writes)",
@@ -58,6 +59,8 @@ def check_output_path(path: str) -> None:
     """A one-line CuwheelError (exit 2) when ``-o PATH`` cannot be written, before any work."""
     from pathlib import Path
 
+    if path == "-":  # stdout, as in most tools
+        return
     p = Path(path)
     if p.is_dir():
         raise CuwheelError(f"-o {escape(path)}: is a directory; name a file")
@@ -67,9 +70,9 @@ def check_output_path(path: str) -> None:
 
 
 def write_output(args: argparse.Namespace, text: str) -> None:
-    """The result to ``-o FILE`` or stdout (nothing on stdout with ``-q``)."""
+    """The result to ``-o FILE`` or stdout (``-o -``; nothing on stdout with ``-q``)."""
     path = getattr(args, "output", None)
-    if path:
+    if path and path != "-":
         check_output_path(path)
         try:
             with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:

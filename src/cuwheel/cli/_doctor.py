@@ -10,7 +10,7 @@ from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, info, write_output
 
-__all__ = ["register"]
+__all__ = ["register", "targets_of"]
 
 
 def register(subparsers: Any) -> None:
@@ -42,13 +42,18 @@ def register(subparsers: Any) -> None:
                    help="the ld.so cache to read ('none': no cache; default: /etc/ld.so.cache)")
     p.add_argument("--workers", type=int, metavar="N",
                    help="processes reading the binaries (default: up to 2)")
+    p.add_argument("--error", metavar="TEXT",
+                   help="the error the environment raised ('-': stdin): diagnose it from its "
+                        "facts and name the distribution behind it first")  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true",
-                   help="every library's verdict and every CUDA library of the process")
+                   help="every module of each cause, every library's verdict and every CUDA "
+                        "library of the process")  # fmt: skip
     add_output(p, ("text", "json"))
     p.set_defaults(handler=_run)
 
 
-def _targets(args: argparse.Namespace) -> list[Any]:
+def targets_of(args: argparse.Namespace) -> list[Any]:
+    """The GPUs + driver asked about (--gpu, --cc, --driver), else this machine's."""
     from cuwheel import compat
 
     driver = compat.parse_driver(args.driver) if args.driver else None
@@ -77,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
     for d in args.path:
         if not os.path.isdir(d):
             raise CuwheelError(f"--path {d}: not a directory")
-    targets = _targets(args)
+    targets = targets_of(args)
     cache = None if args.ld_cache == "none" else read_ld_cache(args.ld_cache)
     environ = dict(os.environ)
     if args.ld_library_path is not None:
@@ -93,10 +98,20 @@ def _run(args: argparse.Namespace) -> int:
         print(escape(f"cuwheel: warning: no installed distribution found in {where}"),
               file=sys.stderr)
     diagnosis = diagnose(env, targets, ctx)
+    text, blames = _error(args, env, diagnosis)
     if args.format == "json":
-        write_output(args, doctor_json(diagnosis))
+        from cuwheel.render.diagnosis import diagnosis_json
+
+        write_output(args, doctor_json(diagnosis, None if text is None else
+                                       diagnosis_json(text, blames)))  # fmt: skip
     else:
-        write_output(args, doctor_text(diagnosis, verbose=args.verbose) + "\n")
+        from cuwheel.cli._explain import text_width
+        from cuwheel.render.diagnosis import diagnosis_lines
+        from cuwheel.render.escape import escape_lines
+
+        width = text_width()
+        head = "" if text is None else escape_lines([*diagnosis_lines(text, width, blames), ""])
+        write_output(args, head + doctor_text(diagnosis, verbose=args.verbose, width=width))
     errors = [f for t in diagnosis.targets for r in t.distributions for f in r.findings]
     if any(f.severity == "error" for f in [*errors, *diagnosis.loader_findings]):
         return 1
@@ -106,9 +121,23 @@ def _run(args: argparse.Namespace) -> int:
 
     return WheelState(diagnosis.status).exit_code
 
+def _error(args: argparse.Namespace, env: Any, diagnosis: Any) -> tuple[Any, Any]:
+    """(the --error text's diagnosis, the distributions behind it), or (None, None)."""
+    if args.error is None:
+        return None, None
+    from cuwheel.doctor.culprits import blame
+    from cuwheel.doctor.explain import diagnose_text
+    from cuwheel.doctor.facts import MAX_TEXT
+
+    text = sys.stdin.read(MAX_TEXT) if args.error == "-" else args.error
+    td = diagnose_text(text)
+    return td, blame(td, env, diagnosis)
+
+
 EXAMPLES = """\
 examples:
   cuwheel doctor                                  this interpreter's packages on this machine
   cuwheel doctor --path venv/lib/python3.12/site-packages --gpu H100 --driver 535
   cuwheel doctor --dist torch --dist bitsandbytes -v
+  cuwheel doctor --error "$(python -c 'import ctranslate2' 2>&1)"
 """

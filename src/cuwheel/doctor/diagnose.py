@@ -37,11 +37,22 @@ __all__ = [
     "read_file_binary",
 ]
 
-# cudaGetErrorString's texts for the failures the findings predict (CUDA Runtime API,
-# enum cudaError; observed on the H200, tests/test_doctor_gpu.py).
-NO_KERNEL_IMAGE = "no kernel image is available for execution on the device"
-INSUFFICIENT_DRIVER = "CUDA driver version is insufficient for CUDA runtime version"
-UNSUPPORTED_PTX = "the provided PTX was compiled with an unsupported toolchain."
+
+def _message(name: str) -> str:
+    """cudaGetErrorString's text for ``name`` (data/cuda_errors.toml; the same texts were
+    observed on the H200, tests/test_doctor_gpu.py)."""
+    from cuwheel.knowledge.cudaerrors import load_cuda_errors
+
+    e = load_cuda_errors().by_name(name)
+    if e is None or e.text is None:  # pragma: no cover - the data file's test forbids it
+        raise LookupError(f"cuda_errors.toml has no message for {name}")
+    return e.text
+
+
+# the failures the findings predict
+NO_KERNEL_IMAGE = _message("cudaErrorNoKernelImageForDevice")
+INSUFFICIENT_DRIVER = _message("cudaErrorInsufficientDriver")
+UNSUPPORTED_PTX = _message("cudaErrorUnsupportedPtxVersion")
 
 
 class Status:

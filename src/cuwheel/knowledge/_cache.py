@@ -109,7 +109,7 @@ def _read(path: str, key: str, kind: type[T]) -> T | None:
     return obj if isinstance(obj, kind) else None
 
 
-def _write(folder: str, path: str, key: str, obj: object) -> None:
+def _write(folder: str, path: str, key: str, obj: object, stem: str = "catalog") -> None:
     with contextlib.suppress(Exception):  # a cache that cannot be written is no error
         body = pickle.dumps(obj, protocol=_PROTOCOL)
         import tempfile
@@ -126,7 +126,7 @@ def _write(folder: str, path: str, key: str, obj: object) -> None:
             raise
         for old in os.listdir(folder):  # other keys: other data or code
             stale = os.path.join(folder, old)
-            if old.startswith("catalog-") and old.endswith(".pickle") and stale != path:
+            if old.startswith(stem + "-") and old.endswith(".pickle") and stale != path:
                 with contextlib.suppress(OSError):
                     os.unlink(stale)
 
@@ -139,10 +139,12 @@ def cached(data_files: Iterable[str], build: Callable[[], T], kind: type[T]) -> 
     if key is None:
         return build()
     folder = cache_dir()
-    path = os.path.join(folder, f"catalog-{key[:32]}.pickle")
+    # one file per kind of object (the catalog's keeps its name); each replaces only its own
+    stem = "catalog" if kind.__name__ == "Catalog" else kind.__name__.lower()
+    path = os.path.join(folder, f"{stem}-{key[:32]}.pickle")
     found = _read(path, key, kind)
     if found is not None:
         return found
     obj = build()
-    _write(folder, path, key, obj)
+    _write(folder, path, key, obj, stem)
     return obj

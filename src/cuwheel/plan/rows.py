@@ -100,6 +100,9 @@ class Row:
     # or "infer"), first match wins; unmatched libraries use the row's train.
     library_trains: tuple[tuple[str, str], ...] = ()
     optional: tuple[str, ...] = ()  # globs: plugins whose CUDA dependencies are optional
+    # False: the row's wheels are published without a +cuXYZ local version (the package
+    # index forbids them), so none is expected (no TAG002).
+    local_version: bool = True
 
     @property
     def is_cpu(self) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 from cuwheel._urls import code_url
 from cuwheel.checks.codes import Severity
-from cuwheel.checks.findings import Finding, WheelReport
+from cuwheel.checks.findings import Finding, Unreadable, WheelReport
 from cuwheel.render import CHECK_FORMATS
 from cuwheel.render.check_junit import to_junit
 from cuwheel.render.check_names import WHEEL, codes_in
@@ -36,6 +36,7 @@ __all__ = [
     "to_sarif",
     "to_sarif_data",
     "to_text",
+    "unreadable_block",
 ]
 
 JSON_SCHEMA_VERSION = COMMANDS["check"]
@@ -67,6 +68,14 @@ def _row_line(r: WheelReport) -> str:
     ptx = " ".join(r.ptx) or "none"
     return (f"row {r.row}: train {r.train} on {r.platform}; SASS {' '.join(r.sass)}; "
             f"PTX {ptx}; profile {r.profile}")
+
+
+def _row_lines(r: WheelReport) -> list[str]:
+    """The row and what chose it: the report's first lines."""
+    out = [f"  {_row_line(r)}"]
+    if r.row_from:
+        out.append(f"  {r.row_from}")
+    return out
 
 
 def _read_line(r: WheelReport) -> str:
@@ -153,15 +162,27 @@ def _wrap(lines: Sequence[str], width: int | None) -> list[str]:
 
 
 def to_text(reports: Sequence[WheelReport], *, verbose: bool = True,
-            width: int | None = None) -> str:
+            width: int | None = None, unreadable: Sequence[Unreadable] = ()) -> str:
     """The text report. ``verbose``: every library and finding in place; otherwise the
     verdict first, then the findings grouped and worst first, the libraries without
     findings counted (``cuwheel check`` without -v). ``width``: lines wrapped to it.
-    The same text as :func:`text_block` of each report followed by :func:`text_table`."""
+    ``unreadable``: inputs not checked, each an ERROR entry.  The same text as
+    :func:`text_block` of each report (:func:`unreadable_block` of each input) followed by
+    :func:`text_table`."""
     lines = _wrap(_detail(reports) if verbose else _brief(reports), width)
-    if len(reports) > 1:  # a table: its columns line up only unwrapped
-        lines += _table(reports)
+    lines += [line for u in unreadable for line in _unreadable_lines(u)]
+    if len(reports) + len(unreadable) > 1:  # a table: its columns line up only unwrapped
+        lines += _table(reports, unreadable)
     return escape_lines(lines)
+
+
+def _unreadable_lines(u: Unreadable) -> list[str]:
+    return [f"cuwheel check {u.input}", f"  ERROR: not checked: {u.error}"]
+
+
+def unreadable_block(u: Unreadable) -> str:
+    """One unreadable input's part of :func:`to_text`."""
+    return escape_lines(_unreadable_lines(u))
 
 
 def text_block(report: WheelReport, *, verbose: bool = True, width: int | None = None) -> str:
@@ -169,9 +190,10 @@ def text_block(report: WheelReport, *, verbose: bool = True, width: int | None =
     return to_text([report], verbose=verbose, width=width)
 
 
-def text_table(reports: Sequence[WheelReport]) -> str:
-    """The summary table that ends :func:`to_text` for several wheels ('' for one)."""
-    return escape_lines(_table(reports)) if len(reports) > 1 else ""
+def text_table(reports: Sequence[WheelReport], unreadable: Sequence[Unreadable] = ()) -> str:
+    """The summary table that ends :func:`to_text` for several inputs ('' for one)."""
+    many = len(reports) + len(unreadable) > 1
+    return escape_lines(_table(reports, unreadable)) if many else ""
 
 
 def _brief(reports: Sequence[WheelReport]) -> list[str]:
@@ -179,12 +201,12 @@ def _brief(reports: Sequence[WheelReport]) -> list[str]:
     for r in reports:
         lines.append(f"cuwheel check {r.wheel}")
         lines.append(f"  {_summary(r)}")
+        lines += _row_lines(r)
         lines += [f"    {line}" for line in _grouped(r.findings)]
         with_findings = {f.library or WHEEL for f in r.findings}
         ok = [lib for lib in r.libraries if lib not in with_findings]
         if ok:
             lines.append(f"  {_plural(len(ok), 'library').replace('ys', 'ies')} without findings")
-        lines.append(f"  {_row_line(r)}")
         if r.config is not None:
             lines.append(f"  config: {r.config}")
         lines.append(f"  {_read_line(r)}")
@@ -201,7 +223,7 @@ def _detail(reports: Sequence[WheelReport]) -> list[str]:
     lines: list[str] = []
     for r in reports:
         lines.append(f"cuwheel check {r.wheel}")
-        lines.append(f"  {_row_line(r)}")
+        lines += _row_lines(r)
         if r.config is not None:
             lines.append(f"  config: {r.config}")
         lines.append(f"  {_read_line(r)}")
@@ -228,17 +250,20 @@ def _detail(reports: Sequence[WheelReport]) -> list[str]:
     return lines
 
 
-def _table(reports: Sequence[WheelReport]) -> list[str]:
-    """One line per wheel (verdict, counts, row) and a total line."""
+def _table(reports: Sequence[WheelReport], unreadable: Sequence[Unreadable] = ()) -> list[str]:
+    """One line per wheel (verdict, counts, row), one per unreadable input (ERROR) and a
+    total line."""
     head = ("wheel", "result", "errors", "warnings", "info", "row")
     rows: list[tuple[str, ...]] = [
         (r.wheel, "PASS" if r.passed else "FAIL", str(r.count(Severity.ERROR)),
          str(r.count(Severity.WARNING)), str(r.count(Severity.INFO)), r.row)
         for r in reports
     ]  # fmt: skip
-    failed = sum(1 for r in reports if not r.passed)
+    rows += [(PurePath(u.input).name or u.input, "ERROR", "1", "0", "0", "-")
+             for u in unreadable]
+    failed = sum(1 for r in reports if not r.passed) + len(unreadable)
     rows.append((
-        f"total: {len(reports)} wheels", f"{failed} FAIL" if failed else "PASS",
+        f"total: {len(reports) + len(unreadable)} wheels", f"{failed} FAIL" if failed else "PASS",
         *(str(sum(int(row[i]) for row in rows)) for i in (2, 3, 4)), "",
     ))  # fmt: skip
     widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
@@ -263,12 +288,14 @@ def _finding_json(f: Finding) -> dict[str, Any]:
     }
 
 
-def to_json_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
+def to_json_data(reports: Sequence[WheelReport],
+                 unreadable: Sequence[Unreadable] = ()) -> dict[str, Any]:
     wheels = []
     for r in reports:
         wheels.append({
             "wheel": r.wheel,
             "row": r.row,
+            "row_from": r.row_from,
             "profile": r.profile,
             "claim": r.claim,
             "config": r.config,
@@ -300,19 +327,20 @@ def to_json_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
     config = configs.pop() if len(configs) == 1 else None
     return {
         **envelope("check", config=config, row=None),
-        "passed": all(r.passed for r in reports),
+        "passed": all(r.passed for r in reports) and not unreadable,
         "wheels": wheels,
+        "unreadable": [{"input": u.input, "error": u.error} for u in unreadable],
     }
 
 
-def to_json(reports: Sequence[WheelReport]) -> str:
-    return dumps(to_json_data(reports), indent=2) + "\n"
+def to_json(reports: Sequence[WheelReport], unreadable: Sequence[Unreadable] = ()) -> str:
+    return dumps(to_json_data(reports, unreadable), indent=2) + "\n"
 
 
 _GH_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def to_github(reports: Sequence[WheelReport]) -> str:
+def to_github(reports: Sequence[WheelReport], unreadable: Sequence[Unreadable] = ()) -> str:
     lines = []
     for r in reports:
         for f in r.findings:
@@ -323,18 +351,24 @@ def to_github(reports: Sequence[WheelReport]) -> str:
             message = f"{f.line()} (docs: {code_url(f.code)})"
             lines.append(f"::{level} file={gh_prop(r.path)},title={title}::{gh_data(message)}")
         lines.append(gh_data(f"{r.wheel}: {_summary(r)}"))
+    for u in unreadable:
+        title = gh_prop(f"cuwheel check {PurePath(u.input).name or u.input}")
+        lines.append(f"::error file={gh_prop(u.input)},title={title}::"
+                     f"{gh_data('not checked: ' + u.error)}")
+        lines.append(gh_data(f"{u.input}: ERROR: not checked"))
     return "\n".join(lines) + "\n"
 
 
 def render(reports: Sequence[WheelReport], fmt: str, *, verbose: bool = True,
-           width: int | None = None) -> str:
-    """``fmt`` of the reports; ``verbose`` and ``width`` shape the text format only."""
+           width: int | None = None, unreadable: Sequence[Unreadable] = ()) -> str:
+    """``fmt`` of the reports and of the inputs that could not be checked (a failed entry
+    in every format); ``verbose`` and ``width`` shape the text format only."""
     if fmt == "json":
-        return to_json(reports)
+        return to_json(reports, unreadable)
     if fmt == "sarif":
-        return to_sarif(reports)
+        return to_sarif(reports, unreadable)
     if fmt == "junit":
-        return to_junit(reports)
+        return to_junit(reports, unreadable)
     if fmt == "github":
-        return to_github(reports)
-    return to_text(reports, verbose=verbose, width=width)
+        return to_github(reports, unreadable)
+    return to_text(reports, verbose=verbose, width=width, unreadable=unreadable)

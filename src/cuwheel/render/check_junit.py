@@ -7,16 +7,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cuwheel._urls import code_url
-from cuwheel.checks.findings import WheelReport
+from cuwheel.checks.findings import Unreadable, WheelReport
 from cuwheel.render.check_names import WHEEL
 from cuwheel.render.escape import xml_attr, xml_text
 
 __all__ = ["to_junit"]
 
 
-def to_junit(reports: Sequence[WheelReport]) -> str:
+def to_junit(reports: Sequence[WheelReport], unreadable: Sequence[Unreadable] = ()) -> str:
+    """One suite per wheel; an input that could not be read is a suite of one erroring
+    test case (JUnit's ``error``: the test could not run, not a finding)."""
     out = ['<?xml version="1.0" encoding="UTF-8"?>']
-    total = sum(len(r.checks) * (len(r.libraries) + 1) for r in reports)
+    total = sum(len(r.checks) * (len(r.libraries) + 1) for r in reports) + len(unreadable)
     fails = 0
     suites: list[str] = []
     for r in reports:
@@ -60,7 +62,14 @@ def to_junit(reports: Sequence[WheelReport]) -> str:
         )
         suites += cases
         suites.append("  </testsuite>")
-    out.append(f'<testsuites name="cuwheel check" tests="{total}" failures="{fails}">')
+    for u in unreadable:
+        suites.append(f'  <testsuite name={xml_attr(u.input)} tests="1" failures="0" errors="1">')
+        suites.append(f'    <testcase classname="cuwheel.check.inputs" name={xml_attr(u.input)}>'
+                      f'<error type="unreadable" message={xml_attr(u.error)}>'
+                      f'{xml_text(u.error)}</error></testcase>')
+        suites.append("  </testsuite>")
+    errors = f' errors="{len(unreadable)}"' if unreadable else ""
+    out.append(f'<testsuites name="cuwheel check" tests="{total}" failures="{fails}"{errors}>')
     out += suites
     out.append("</testsuites>")
     return "\n".join(out) + "\n"

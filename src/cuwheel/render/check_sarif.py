@@ -14,7 +14,7 @@ from urllib.parse import quote
 from cuwheel._urls import HOMEPAGE, code_url
 from cuwheel._version import __version__
 from cuwheel.checks.codes import CODES, Severity
-from cuwheel.checks.findings import WheelReport
+from cuwheel.checks.findings import Unreadable, WheelReport
 from cuwheel.render.check_names import codes_in
 from cuwheel.render.escape import dumps
 
@@ -58,9 +58,12 @@ def _artifact_uri(path: str) -> str:
     return "./" + ref if ":" in ref.split("/", 1)[0] else ref
 
 
-def to_sarif_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
+def to_sarif_data(reports: Sequence[WheelReport],
+                  unreadable: Sequence[Unreadable] = ()) -> dict[str, Any]:
     """One SARIF 2.1.0 run: a rule per code that occurred, a result per finding (a waived
-    one carries an external suppression with the waiver's reason)."""
+    one carries an external suppression with the waiver's reason); an input that could not
+    be read is a tool-execution notification of level error in the run's invocation, whose
+    ``executionSuccessful`` is then false (SARIF 2.1.0 section 3.20)."""
     codes = codes_in([f for r in reports for f in r.findings])
     index = {code: i for i, code in enumerate(codes)}
     results: list[dict[str, Any]] = []
@@ -95,20 +98,27 @@ def to_sarif_data(reports: Sequence[WheelReport]) -> dict[str, Any]:
                     {"kind": "external", "status": "accepted", "justification": f.waived}
                 ]
             results.append(result)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "cuwheel",
-                "version": __version__,
-                "informationUri": HOMEPAGE,
-                "rules": [_rule(code) for code in codes],
-            }},
-            "results": results,
-        }],
+    run: dict[str, Any] = {
+        "tool": {"driver": {
+            "name": "cuwheel",
+            "version": __version__,
+            "informationUri": HOMEPAGE,
+            "rules": [_rule(code) for code in codes],
+        }},
     }  # fmt: skip
+    if unreadable:
+        run["invocations"] = [{
+            "executionSuccessful": False,
+            "toolExecutionNotifications": [{
+                "level": "error",
+                "message": {"text": f"not checked: {u.error}"},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": _artifact_uri(u.input)}}}],
+            } for u in unreadable],
+        }]  # fmt: skip
+    run["results"] = results
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def to_sarif(reports: Sequence[WheelReport]) -> str:
-    return dumps(to_sarif_data(reports), indent=2) + "\n"
+def to_sarif(reports: Sequence[WheelReport], unreadable: Sequence[Unreadable] = ()) -> str:
+    return dumps(to_sarif_data(reports, unreadable), indent=2) + "\n"

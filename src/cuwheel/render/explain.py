@@ -1,6 +1,7 @@
 """Renderers of ``cuwheel explain``: a code's explanation (heading, causes and fix, the
 docs link), or one line per code for a family or the whole list; text or JSON (the common
-envelope; schema in ``cuwheel/data/explain.schema.json``)."""
+envelope; schema in ``cuwheel/data/explain.schema.json``).  An error text's diagnosis is
+:mod:`cuwheel.render.diagnosis`'s."""
 
 from __future__ import annotations
 
@@ -8,12 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from cuwheel._urls import code_url
-from cuwheel.checks.codes import CODES, FAMILIES, Code
-from cuwheel.doctor.errors import ErrorMatch
+from cuwheel.checks.codes import FAMILIES, Code
 from cuwheel.render.envelope import envelope
 from cuwheel.render.escape import dumps, escape_lines
 
-__all__ = ["error_text", "explain_text", "list_text", "to_json", "to_json_data", "to_text"]
+__all__ = ["explain_text", "list_text", "to_json", "to_json_data", "to_text"]
 
 
 def explain_text(code: Code) -> list[str]:
@@ -25,33 +25,6 @@ def explain_text(code: Code) -> list[str]:
         "",
         f"docs: {code_url(code.code)}",
     ]
-
-
-def error_text(m: ErrorMatch) -> list[str]:
-    """A known run-time error found in pasted text: what it is, why, what predicts it."""
-    e = m.error
-    lines = [f"{e.id}: {e.title}", f"  matched: {m.matched}"]
-    if m.library:
-        lines.append(f"  library: {m.library}")
-    if m.symbol:
-        lines.append(f"  symbol: {m.symbol}")
-    lines += ["", *("  " + ln for ln in _wrap(e.cause)), ""]
-    lines.append("codes that predict it:")
-    lines += [f"  {c:<7} {CODES[c].title}" for c in e.codes]
-    lines += ["", f"find the culprit: {e.command}"]
-    return lines
-
-
-def _wrap(text: str, width: int = 88) -> list[str]:
-    out: list[str] = []
-    line = ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            out.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    return [*out, line] if line else out
 
 
 def list_text(codes: Sequence[Code], family: str | None = None) -> list[str]:
@@ -84,25 +57,13 @@ def _code_json(c: Code) -> dict[str, Any]:
     }
 
 
-def _match_json(m: ErrorMatch) -> dict[str, Any]:
-    return {
-        "id": m.error.id,
-        "title": m.error.title,
-        "matched": m.matched,
-        "library": m.library,
-        "symbol": m.symbol,
-        "cause": m.error.cause,
-        "codes": list(m.error.codes),
-        "command": m.error.command,
-    }
-
-
-def to_json_data(codes: Sequence[Code], errors: Sequence[ErrorMatch] = ()) -> dict[str, Any]:
+def to_json_data(codes: Sequence[Code], errors: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The explain document; ``errors``: render.diagnosis.diagnosis_json of each text."""
     doc = {**envelope("explain"), "codes": [_code_json(c) for c in codes]}
     if errors:
-        doc["errors"] = [_match_json(m) for m in errors]
+        doc["errors"] = list(errors)
     return doc
 
 
-def to_json(codes: Sequence[Code], errors: Sequence[ErrorMatch] = ()) -> str:
+def to_json(codes: Sequence[Code], errors: Sequence[dict[str, Any]] = ()) -> str:
     return dumps(to_json_data(codes, errors), indent=2) + "\n"
