@@ -44,7 +44,8 @@ CHECKS = [
 ]  # fmt: skip
 # issue 30's judgement; files missing from a tree (an older checkout) are left out
 JUDGE = [
-    "test_kernels.py", "test_kernel_rule.py", "test_core_library.py", "test_static_runtime.py",
+    "test_judge_mutants.py", "test_kernels.py", "test_kernel_rule.py", "test_core_library.py",
+    "test_static_runtime.py",
     "test_loaders_versioned.py", "test_rollup.py", "test_compat.py", "test_shapes.py",
     "test_library_truth.py", "test_check_deps.py", "test_anomalies.py", "test_corrupt.py",
     "test_doctor.py",
