@@ -91,3 +91,22 @@ def test_compat_cli_names_the_missing_family(capsys: pytest.CaptureFixture[str])
                  "--driver", "580"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("H100 (CC 9.0) with driver 580: RUNS")
+
+
+def test_a_family_is_missing_only_when_every_loading_container_was_read() -> None:
+    # container 0 loads but its kernels are unknown (a cubin without a symbol table, or
+    # names not read); container 1 misses the GPU with a kernel found nowhere else: it may
+    # be in container 0, so it is left to the architecture evidence, not named missing
+    from cuwheel.model.inventory import CodeKind, Compression, FatbinContainer, FatbinEntry
+    from cuwheel.rules.kernels import split_by_kernels
+
+    def c(arch: str, names: tuple[str, ...] | None) -> FatbinContainer:
+        e = FatbinEntry(0, CodeKind.SASS, Arch.parse(arch), (1, 8), 0, 64, 64,
+                        Compression.NONE, 0, 64, "linux", False, kernels=True,
+                        kernel_names=names)
+        return FatbinContainer(0, 64, ".nv_fatbin", True, False, (e,))
+
+    blind = split_by_kernels([c("sm_90", None), c("sm_75", ("_Z4onlyv",))], [0], [1])
+    assert blind.unknown == (1,) and not blind.unique
+    read = split_by_kernels([c("sm_90", ("_Z5otherv",)), c("sm_75", ("_Z4onlyv",))], [0], [1])
+    assert read.unique == {1: frozenset({"only"})} and read.families([1]) == ("only",)
