@@ -5,7 +5,9 @@ the ratio to `python -c pass` (the floor every Python CLI pays), with the module
 
     python bench/bench_startup.py [--runs 30] [--lib PATH] [--lib-runs 10]
 
-The goal (issue 23) is --version and --help within 3x bare Python. With ``--lib`` (one
+The goal (issues 23 and 34) is --version, --help and the look-ups (gpus, plan, explain)
+within 3x bare Python, in CPU time of the child (user + system: what other work on a
+shared machine moves least). With ``--lib`` (one
 extracted library, e.g. ``unzip -j torch-2.14.1-*.whl torch/lib/libtorch_cuda.so -d
 /tmp``) it also times ``cuwheel inspect LIB`` against the library API on it (the work:
 ``inspect([LIB])`` less bare Python), NVIDIA's ``cuobjdump --list-elf --list-ptx LIB`` and
@@ -34,6 +36,8 @@ COMMANDS = {
     "cuwheel --help": ["-c", SCRIPT, "--help"],
     "cuwheel check --help": ["-c", SCRIPT, "check", "--help"],
     "cuwheel explain DC001": ["-c", SCRIPT, "explain", "DC001"],
+    "cuwheel gpus H100": ["-c", SCRIPT, "gpus", "H100"],
+    "cuwheel plan --train cu130": ["-c", SCRIPT, "plan", "--train", "cu130"],
     "cuwheel explain TEXT": ["-c", SCRIPT, "explain",
                              "ImportError: libcublas.so.12: cannot open shared object file"],
 }
@@ -103,6 +107,24 @@ def _single_library(lib: str, runs: int) -> None:
     if cuobjdump:
         print(f"cuobjdump / cuwheel inspect LIB (wall): "
               f"{wmed['cuobjdump -lelf -lptx LIB'] / wmed['cuwheel inspect LIB']:.1f}x")
+    _exports_cost(lib, runs)
+
+
+def _exports_cost(lib: str, runs: int) -> None:
+    """The reading's CPU in this process with and without the exported names decoded
+    (``inspect(exports=False)``: inspect's text view, compat, size)."""
+    from cuwheel.read.inspect import inspect
+
+    inspect([lib], workers=1)  # the file in the page cache, the catalog loaded
+    for exports in (True, False):
+        times = []
+        for _ in range(runs):
+            start = time.process_time()
+            inventory = inspect([lib], workers=1, exports=exports)
+            times.append(time.process_time() - start)
+        count = sum(len(b.exported) for b in inventory.binaries)
+        print(f"inspect([LIB], exports={exports}): {statistics.median(times) * 1000:.1f} ms CPU"
+              f" ({count} exported names)")
 
 
 def _modules(args: list[str]) -> int:

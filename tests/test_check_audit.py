@@ -5,6 +5,7 @@ fixtures' build commands (tests/data/fixtures.toml), never read back from cuwhee
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -164,3 +165,34 @@ def test_one_library_per_cuda_version_passes_its_own_gpus() -> None:
     assert not [f for f in p100.findings if f.code == "DC001"]
     assert [f.library for f in p100.findings if f.code == "DC009"] == [
         "bitsandbytes/libbitsandbytes_cuda128.so"]
+
+
+@pytest.mark.parametrize(("name", "major"), [
+    ("pkg-cu12", 12), ("pkg_cu118", 11), ("cupy-cuda12x", 12), ("jax-cuda12-plugin", 12),
+    ("nvidia-cublas", 13), ("nvidia-cublas-cu12", 12), ("nvidia-nccl-cu13", 13),
+    ("torch", None), ("onnxruntime-gpu", None), ("cucumber", None), ("cuda-python", None),
+])
+def test_named_major(name: str, major: int | None) -> None:
+    from cuwheel.checks.trains import named_major
+
+    assert named_major(name) == major
+
+
+def test_a_name_that_states_another_train(tmp_path: Path) -> None:
+    """A project named ...-cu12 whose library links libcudart.so.13 and whose cubins CUDA
+    13.0 built: the name states CUDA 12, so the library breaks it (TAG004 for the link,
+    TAG005 for the cubins), and audit mode does not tell the user to declare CUDA 13's
+    packages (DEP003 instead names the declared CUDA 13 requirement as the other major)."""
+    spec = replace(cw.linux_x86_cu13(), version="1.0", name="pkg_cu12")
+    report = audit(tmp_path, spec)
+    tag004 = [f.message for f in report.findings if f.code == "TAG004"]
+    assert tag004 and all("its name pkg-cu12 states CUDA 12" in m for m in tag004), tag004
+    assert codes(report) == {"TAG004", "TAG005", "DEP003"}, [f.line() for f in report.findings]
+    [tag005] = [f.message for f in report.findings if f.code == "TAG005"]
+    assert re.search(r"built by CUDA 13\.0[.0-9]*, not CUDA 12, which its name pkg-cu12 "
+                     "states", tag005), tag005
+    assert not any(f.code == "DEP001" for f in report.findings)
+    assert report.train.startswith("cu12")
+    # the same wheel named for its own train: nothing of the kind
+    same = audit(tmp_path, replace(cw.linux_x86_cu13(), version="1.0", name="pkg_cu13"))
+    assert not {"TAG004", "TAG005"} & codes(same), [f.line() for f in same.findings]

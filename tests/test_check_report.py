@@ -54,8 +54,8 @@ def test_junit_one_case_per_check_and_library(tmp_path: Path) -> None:
     report = _check(tmp_path, bad)
     root = ET.fromstring(to_junit([report]))
     cases = root.findall("./testsuite/testcase")
-    # 13 checks x (3 binaries + the wheel itself)
-    assert len(cases) == 13 * 4
+    # 14 checks x (3 binaries + the wheel itself)
+    assert len(cases) == 14 * 4
     failed = sorted(c.get("name", "") for c in cases if c.find("failure") is not None)
     assert failed == [
         "dependencies: (wheel)",

@@ -188,16 +188,40 @@ TORCH_EXT = X86.with_member("pkg/_ext.so", cw.fixture("deps_torchext_cu13.so"))
 # (torch loads libcudart.so.13 before any extension: no run path needed, no other requirement)
 # Its c10:: symbols bind it to one torch minor release: the good wheels pin 2.11.*.
 TORCH_211 = replace(TORCH_EXT, requires=("torch==2.11.*",))
+CPP_LIB_211 = b'{"version": {"torch": "2.11.0+cu130"}}'
+# win_hostonly.dll imports GetTickCount from KERNEL32.dll: the same with that DLL named
+# c10_cuda.dll (torch's, and a name no PyPI torch for Windows ships)
+TORCH_CUDA_PYD = cw.patch(cw.fixture("win_hostonly.dll"), b"KERNEL32.dll", b"c10_cuda.dll")
 CASES.update({
+    # (its C++ API symbols are 2.11.0's: 2.10 lacks one, DEP011)
     "DEP008": (TORCH_211, replace(TORCH_EXT, requires=("torch==2.10.*",)), {}, None, {},
-               {"DEP008"}),
+               {"DEP008", "DEP011"}),
     # the same extension requiring only cuda-toolkit: libc10.so & co. load from nowhere, and
     # its libcudart.so.13 now needs a run path into nvidia/cu13/lib
     "DEP009": (TORCH_211, TORCH_EXT, {}, None, {}, {"DEP009", "RP001"}),
-    # torch>=2.11 admits 2.11 ... 2.15, all CUDA 13 on linux-x86_64, but five minor releases
-    "DEP010": (TORCH_211, replace(TORCH_EXT, requires=("torch>=2.11",)), {}, None, {},
-               {"DEP010"}),
+    # the wheel records the torch it was built against (xformers' cpp_lib.json), and its
+    # requirement excludes it
+    "DEP010": (TORCH_211.with_member("pkg/cpp_lib.json", CPP_LIB_211),
+               replace(TORCH_EXT, requires=("torch==2.10.*",)).with_member(
+                   "pkg/cpp_lib.json", CPP_LIB_211), {}, None, {}, {"DEP010", "DEP008", "DEP011"}),
+    # torch>=2.11 admits 2.11 ... 2.15, all CUDA 13 on linux-x86_64, but only 2.11.0 exports
+    # both of its C++ API symbols (data/torch_abi.toml)
+    "DEP011": (TORCH_211, replace(TORCH_EXT, requires=("torch>=2.11",)), {}, None, {},
+               {"DEP011"}),
+    # Windows: a module importing from torch_cuda.dll (its cuBLAS import renamed), requiring
+    # torch, whose PyPI builds for Windows are all CPU-only
+    "DEP012": (WIN, replace(WIN.with_member("pkg/_torch.pyd", TORCH_CUDA_PYD),
+                            requires=(*WIN.requires, "torch>=2.1")), {}, None, {}, {"DEP012"}),
 })
+
+# A library built against nvJitLink 13.1 (__nvJitLinkAddData_13_1, build_nvsyms.sh): a bare
+# nvidia-nvjitlink admits 13.0, whose wheels do not export it (data/nvidia_symbols.toml)
+JITLINK_USER = X86.with_member("pkg/lib/libpkg_jit.so", cw.fixture("nvsym_user13.so"))
+CASES["DEP013"] = (
+    replace(JITLINK_USER, requires=(*X86.requires, "nvidia-nvjitlink>=13.1")),
+    replace(JITLINK_USER, requires=(*X86.requires, "nvidia-nvjitlink")), {}, None, {},
+    {"DEP013"},
+)
 
 
 # The platform-tag checks (TAG008-TAG013): the tag_* fixtures (tests/data/build_tags.sh).

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -256,6 +257,9 @@ def test_symbol_the_resolved_version_lacks(tmp_path: Path) -> None:
     assert real["error"] == f.error_text
     assert str(real["error"]).endswith(
         "undefined symbol: __nvJitLinkAddData_12_8, version libnvJitLink.so.12")
+    # the release that has it, from NVIDIA's wheels (data/nvidia_symbols.toml): a 12.8
+    assert re.search(r"nvidia-nvjitlink-cu12 (12\.8\.[0-9]+) is the first release that does: "
+                     r"install nvidia-nvjitlink-cu12>=\1$", f.message), f.message
     # the newer copy in its place: both the loader and doctor are content
     shutil.copyfile(DOC / "jit_new" / "libnvJitLink.so.12",
                     tmp_path / "cw_skew/jit_old/libnvJitLink.so.12")

@@ -147,6 +147,25 @@ def pe_exports_share_one_name() -> bytes:
     return binbuild.pe32plus([PeSec(b".edata", blob, va=0x2000)], dirs={0: (0x2000, len(blob))})
 
 
+def pe_imports_share_one_table() -> bytes:
+    """10,000 import descriptors naming one lookup table of 300,000 entries, each at one
+    unterminated 4 MiB name: the table is read once, the names are cut and decoded once,
+    and the (DLL, name) pairs stop at the import-name budget."""
+    n_desc, n_ent, va = 10_000, 300_000, 0x2000
+    desc_end = 20 * (n_desc + 1)
+    ilt = desc_end
+    dll = ilt + 8 * (n_ent + 1)
+    hint = dll + 8
+    blob = bytearray(hint + 2)
+    struct.pack_into(f"<{n_ent}Q", blob, ilt, *([va + hint] * n_ent))
+    blob[dll : dll + 6] = b"x.dll\0"
+    for i in range(n_desc):
+        struct.pack_into("<IIIII", blob, 20 * i, va + ilt, 0, 0, va + dll, va + ilt)
+    blob += b"A" * (4 << 20)
+    return binbuild.pe32plus([PeSec(b".idata", bytes(blob), va=va)],
+                             dirs={1: (va, desc_end)})
+
+
 def pe_long_section_names_share_one_string() -> bytes:
     """4,000 sections named "/4", one COFF string table of 8 MiB with no NUL."""
     strtab = struct.pack("<I", 4 + len(UNTERMINATED)) + UNTERMINATED
@@ -193,6 +212,8 @@ AMPLIFY: dict[str, tuple[Callable[[], bytes], str, str]] = {
                     "more than 10000 RPATH / RUNPATH entries"),
     "pe-exports": (pe_exports_share_one_name, "exports.dll",
                    "export names: the string at 0x0 is longer than 4096 bytes (cut)"),
+    "pe-imports": (pe_imports_share_one_table, "imports.dll",
+                   "more than 2000000 functions imported by name"),
     "pe-long-names": (pe_long_section_names_share_one_string, "longnames.dll",
                       "COFF string table: the string at 0x4 is longer than 4096 bytes"),
     "ar-long-names": (ar_long_names_share_one_string, "longnames.a",

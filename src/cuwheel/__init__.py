@@ -78,6 +78,7 @@ _API = {
     "Verdict": "cuwheel.compat",
     "WheelState": "cuwheel.compat",
     "WheelVerdict": "cuwheel.compat",
+    "torch_releases_defining": "cuwheel.knowledge.torchabi",
     "evaluate": "cuwheel.compat",
     "matrix": "cuwheel.compat",
     "parse_driver": "cuwheel.compat",
@@ -141,6 +142,7 @@ __all__ = [
     "select",
     "target_for_cc",
     "targets_for_gpu",
+    "torch_releases_defining",
 ]
 
 
@@ -197,6 +199,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors
         UnknownCode,
         UnknownName,
     )
+    from cuwheel.knowledge.torchabi import torch_releases_defining
     from cuwheel.model.arch import Arch, ArchSpec
     from cuwheel.model.inventory import (
         Binary,

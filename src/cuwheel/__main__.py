@@ -1,7 +1,5 @@
 """``python -m cuwheel``."""
 
-import sys
+from cuwheel.cli import entry
 
-from cuwheel.cli import main
-
-sys.exit(main())
+entry()

@@ -1,4 +1,4 @@
-"""SIGTERM (and SIGHUP) as an exception in the main thread, so that every ``finally`` runs:
+"""SIGTERM, SIGHUP and SIGINT as an exception in the main thread, so that every ``finally`` runs:
 a terminated ``toolkit`` removes its staging tree, a terminated ``scan`` its download
 folder (docs/toolkit.md, docs/scan.md).  Python's default for SIGTERM ends the process at
 once and leaves them behind."""
@@ -25,21 +25,30 @@ class Terminated(KeyboardInterrupt):
 @contextlib.contextmanager
 def terminate_cleanly() -> Iterator[None]:
     """While inside: the first SIGTERM / SIGHUP raises :class:`Terminated` in the main
-    thread, later ones are ignored (the clean-up is not cut short).  Elsewhere than the
-    main thread, nothing changes."""
+    thread and the first SIGINT KeyboardInterrupt; every later one of the three is ignored,
+    so that the clean-up (stopping workers, removing staging trees) is never cut short and
+    any number of Ctrl-C's ends the run once.  Elsewhere than the main thread, nothing
+    changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
+    fired: list[int] = []
+
     def handler(signum: int, frame: FrameType | None) -> None:
         for s in signums:
             signal.signal(s, signal.SIG_IGN)
+        fired.append(signum)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
         raise Terminated(signum)
 
-    signums = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    signums = [signal.SIGINT, signal.SIGTERM] + (
+        [signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
     old = {s: signal.signal(s, handler) for s in signums}
     try:
         yield
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+        if not fired:  # after one, the process is ending: later ones stay ignored to exit
+            for s, h in old.items():
+                signal.signal(s, h)

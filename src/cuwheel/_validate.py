@@ -8,13 +8,33 @@ import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["Checker", "TableList", "did_you_mean", "str_list"]
+__all__ = ["Checker", "TableList", "did_you_mean", "nearest", "str_list"]
+
+
+# Letters typed for the digits they look like (H1OO for H100, cu13O for cu130).
+_LOOKALIKE = str.maketrans({"o": "0", "i": "1", "l": "1"})
+
+
+def _folded(word: str) -> str:
+    return "".join(word.lower().split()).translate(_LOOKALIKE)
+
+
+def nearest(word: str, known: Sequence[str]) -> str | None:
+    """The known word ``word`` most likely meant: one equal to it but for case, blanks and
+    look-alike letters (O for 0, l or I for 1), else the closest spelling, else None."""
+    folded = _folded(word)
+    for k in known:
+        if _folded(k) == folded and k != word:
+            return k
+    lowered = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[close[0]] if close and lowered[close[0]] != word else None
 
 
 def did_you_mean(word: str, known: Sequence[str]) -> str:
     """``; did you mean 'x'?`` for the closest known word, or an empty string."""
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    close = nearest(word, known)
+    return f"; did you mean {close!r}?" if close else ""
 
 
 def str_list(value: object, where: str, problems: list[str]) -> list[str]:

@@ -16,11 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cuwheel._toml import tomllib
 from cuwheel._validate import did_you_mean, str_list
-from cuwheel.checks.policy import CheckPolicy, parse_check_table
 from cuwheel.errors import ConfigError, shown
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch, ArchSpellingError
@@ -33,6 +32,9 @@ from cuwheel.plan.rows import (
     check_rows,
     parse_train,
 )
+
+if TYPE_CHECKING:
+    from cuwheel.checks.policy import CheckPolicy
 
 __all__ = [
     "BUILT_IN",
@@ -49,6 +51,17 @@ ROW_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}", re.ASCII)
 # torch-version / cmake-version: 1 to 4 ASCII numbers of at most 6 digits.
 CUDA_ITEM_RE = re.compile(r"cpu|[0-9]{1,3}(\.[0-9]{1,3})?", re.ASCII)
 CONSUMER_VERSION_RE = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6}){0,3}", re.ASCII)
+
+
+# A CPython a CUDA wheel is built for: 3.N, or 3.Nt for the free-threaded build (PEP 703).
+PYTHON_VERSION_RE = re.compile(r"3\.(?:[0-9]|[1-9][0-9])t?", re.ASCII)
+
+
+def check_python_version(value: str, key: str) -> str | None:
+    """The problem with a ``python`` value of a matrix (2.7, 3, 3.12.1), or None."""
+    if not PYTHON_VERSION_RE.fullmatch(value):
+        return f"{key}: a Python version is 3.N or 3.Nt (3.12, 3.13t), got {shown(value)}"
+    return None
 
 
 def check_consumer_version(value: str, key: str) -> str | None:
@@ -78,8 +91,18 @@ class Config:
     cmake_version: str
     source: str  # where it came from: a path or BUILT_IN
     warnings: tuple[str, ...] = ()
-    # [tool.cuwheel.check]: what `cuwheel check` enforces; frozen, so one shared default is safe
-    check: CheckPolicy = CheckPolicy()  # noqa: RUF009
+    # [tool.cuwheel.check] as validated; None: no table. Kept apart from `check` so that a
+    # configuration without one loads no check code (plan's start-up, bench_startup.py).
+    check_table: CheckPolicy | None = None
+
+    @property
+    def check(self) -> CheckPolicy:
+        """What `cuwheel check` enforces: the table's policy, else the default one."""
+        if self.check_table is not None:
+            return self.check_table
+        from cuwheel.checks.policy import CheckPolicy
+
+        return CheckPolicy()
 
     @property
     def path(self) -> str | None:
@@ -163,10 +186,10 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
         note = None
     profile = raw.get("profile")
     if profile is not None:
-        from cuwheel.checks.profiles import load_profiles
+        from cuwheel.checks.profiles import profile_names
 
-        if profile not in load_profiles():
-            problems.append(f"{where}: profile must be one of {sorted(load_profiles())}, "
+        if profile not in profile_names():
+            problems.append(f"{where}: profile must be one of {sorted(profile_names())}, "
                             f"got {profile!r}")
             profile = None
     lib_trains: list[tuple[str, str]] = []
@@ -259,6 +282,7 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
         if not any(r.covers(train) for r in rows):
             problems.append(f"{source}: trains: {train} has no row; add one or drop the train")
     python = str_list(merged.get("python", []), f"{source}: python", problems)
+    problems.extend(p for v in python if (p := check_python_version(v, f"{source}: python")))
     versions: dict[str, str] = {}
     for key in ("torch-version", "cmake-version"):
         value = merged.get(key)
@@ -270,7 +294,11 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
             problems.append(f"{source}: {problem}")
             continue
         versions[key] = value
-    check = parse_check_table(merged.get("check"), f"{source}: [tool.cuwheel.check]", problems)
+    check = None
+    if merged.get("check") is not None:
+        from cuwheel.checks.policy import parse_check_table
+
+        check = parse_check_table(merged["check"], f"{source}: [tool.cuwheel.check]", problems)
     if problems:
         raise ConfigError(problems)
     return Config(

@@ -53,6 +53,7 @@ class CuwheelError(Exception):
     """Base class: a problem that makes a run unusable (exit status 2)."""
 
     exit_code = 2
+    hint: str | None = None  # lines the CLI prints under the message (what to do instead)
 
 
 class InputError(CuwheelError):

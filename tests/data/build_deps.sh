@@ -11,7 +11,8 @@
 #                          NEEDED libc10.so libtorch_cpu.so libtorch_python.so
 #                          libcudart.so.12 libc10_cuda.so (then libstdc++/libgcc_s/libc,
 #                          left to gcc); 2 of its 29 C++ API symbols (_ZN3c10...)
-#   deps_torchext_cu13.so  the same with libcudart.so.13 (a CUDA 13 rebuild)
+#   deps_torchext_cu13.so  the same with libcudart.so.13 (a CUDA 13 rebuild against torch
+#                          2.11: two C++ API symbols only 2.11.0 exports both of)
 #   deps_stableabi_cu12.so xformers 0.0.35 (py39-none-manylinux_2_28_x86_64, Requires-Dist
 #                          torch>=2.10) xformers/_C.so: NEEDED libc10.so libtorch.so
 #                          libtorch_cpu.so libtorch_python.so libcudart.so.12
@@ -42,7 +43,9 @@ gcc -shared -fPIC -O2 "$SRC/torchext.c" -L. -Wl,--no-as-needed \
     -l:libc10_cuda.so -l:libtorch_cuda.so -o "$BIN/deps_stableabi_cu12.so"
 for major in 12 13; do
     ln -sf libcudart.so.$major libcudart.so
-    gcc -shared -fPIC -O2 -DCW_CXX_API "$SRC/torchext.c" -L. -Wl,--no-as-needed \
+    api=-DCW_CXX_API
+    [ "$major" = 13 ] && api=-DCW_CXX_API_211
+    gcc -shared -fPIC -O2 $api "$SRC/torchext.c" -L. -Wl,--no-as-needed \
         -l:libc10.so -l:libtorch_cpu.so -l:libtorch_python.so -lcudart -l:libc10_cuda.so \
         -o "$BIN/deps_torchext_cu$major.so"
 done

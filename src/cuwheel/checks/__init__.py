@@ -7,10 +7,18 @@ and runs them all; :mod:`cuwheel.render.check` renders the result.
 
 from __future__ import annotations
 
-from cuwheel.checks.codes import CODES, FAMILIES, Code, Severity
-from cuwheel.checks.findings import Finding, Stats, WheelReport
-from cuwheel.checks.policy import CheckPolicy, Waiver
-from cuwheel.checks.runner import check_installed, check_source, check_wheel, check_wheels
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# name -> module that defines it: imported on first use, so that ``cuwheel.checks.codes``
+# (explain, the config's policy) does not load every check (bench/bench_startup.py).
+_NAMES = {
+    "CODES": "codes", "FAMILIES": "codes", "Code": "codes", "Severity": "codes",
+    "Finding": "findings", "Stats": "findings", "WheelReport": "findings",
+    "CheckPolicy": "policy", "Waiver": "policy",
+    "check_installed": "runner", "check_source": "runner", "check_wheel": "runner",
+    "check_wheels": "runner",
+}  # fmt: skip
 
 __all__ = [
     "CODES",
@@ -27,3 +35,23 @@ __all__ = [
     "check_wheel",
     "check_wheels",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cuwheel.checks' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"cuwheel.checks.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors
+    from cuwheel.checks.codes import CODES, FAMILIES, Code, Severity
+    from cuwheel.checks.findings import Finding, Stats, WheelReport
+    from cuwheel.checks.policy import CheckPolicy, Waiver
+    from cuwheel.checks.runner import check_installed, check_source, check_wheel, check_wheels

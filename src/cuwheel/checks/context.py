@@ -247,10 +247,15 @@ class CheckContext:
                 break
         requires = train_requires(self.source.wheel)
         if wanted == "infer" or (wanted is None and self.audit):
-            return infer_train(lib.binary, requires)
+            return infer_train(lib.binary, requires, project=self.project)
         if wanted is not None:
             return LibraryTrain(release_of(wanted), f"row {self.plan.row.name!r}: {wanted}")
         return LibraryTrain(self.plan.train.release, f"the row's train {self.plan.train}")
+
+    @property
+    def project(self) -> str | None:
+        """The wheel's project name (evidence of its train in audit mode)."""
+        return self.source.wheel.name if self.source.wheel else None
 
     def optional(self, lib: Lib) -> bool:
         """A plugin the row marks optional: its CUDA dependencies may come with an extra."""

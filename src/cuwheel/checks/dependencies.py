@@ -64,8 +64,10 @@ def _hint(ctx: CheckContext, name: str, major: int | None, lib: Lib | None = Non
 
 def check_dependencies(ctx: CheckContext) -> list[Finding]:
     """Every DEP judgment that needs no package index (DEP007 does: checks/index.py)."""
+    from cuwheel.checks.torch_abi import check_torch_abi
+
     return (_declared_cuda(ctx) + check_carried_majors(ctx) + check_package_libraries(ctx)
-            + check_recorded_builds(ctx))
+            + check_recorded_builds(ctx) + check_torch_abi(ctx))
 
 
 def _declared_cuda(ctx: CheckContext) -> list[Finding]:
@@ -190,10 +192,23 @@ def check_package_libraries(ctx: CheckContext) -> list[Finding]:
                 "DEP009",
                 f"links {', '.join(names)} ({pkg_name}'s), but the wheel does not require "
                 f"{pkg_name}{why}: it loads only where {pkg_name} is installed and imported "
-                f"first; require {pkg_name}",
+                f"first; require {_which_torch(lib) if pkg_name == 'torch' else pkg_name}",
                 lib.name,
             ))  # fmt: skip
     return out
+
+
+def _which_torch(lib: Lib) -> str:
+    """``torch``, or the requirement admitting the releases whose libraries define every
+    torch symbol the library imports (rules/torch_abi.py, as DEP011 names it)."""
+    from cuwheel.rules.torch_abi import requirement_for, resolve_torch_abi
+
+    ans = resolve_torch_abi(lib.binary)
+    if ans is None or not ans.imported or not ans.releases:
+        return "torch"
+    req = requirement_for(ans.versions, [r.version for r in ans.considered])
+    return (f"{req} (the releases whose libraries define the {ans.imported} torch symbols "
+            "it imports)") if req else "torch"
 
 
 def _key(v: str) -> Version:
@@ -336,6 +351,8 @@ def check_recorded_builds(ctx: CheckContext) -> list[Finding]:
     (xformers' cpp_lib.json) must be admitted (error), and binaries that import the
     package's release-bound symbols (torch's C++ API) need the range to admit one minor
     release only (warning; ELF only: PE imports by name are not read)."""
+    from cuwheel.checks.torch_abi import torch_answers
+
     wheel = ctx.source.wheel
     if wheel is None:
         return []
@@ -367,9 +384,12 @@ def check_recorded_builds(ctx: CheckContext) -> list[Finding]:
                     Severity.ERROR,
                 ))  # fmt: skip
         bound: list[tuple[str, str]] = []  # (library, first release-bound symbol)
+        resolved = {lib.member for lib, _ in torch_answers(ctx)} if d.name == "torch" else set()
         for lib in ctx.loadable_libs():
             if not any(pkg.ships(n, ctx.os) for n in lib.binary.needed):
                 continue
+            if lib.member in resolved:
+                continue  # judged by the releases that define its symbols (DEP011)
             sym = next((u.name for u in lib.binary.undefined if pkg.release_bound(u.name)), None)
             if sym is not None:
                 bound.append((lib.name, sym))

@@ -7,14 +7,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cuwheel._validate import Checker
-from cuwheel.checks.codes import CODES, Severity
 from cuwheel.errors import CatalogError, ConfigError
 from cuwheel.knowledge._load import read_data_file, read_meta
 
-__all__ = ["COVERAGES", "DEFAULT_PROFILE", "ROW_PROFILE", "Profile", "load_profiles", "profile"]
+if TYPE_CHECKING:
+    from cuwheel.checks.codes import Severity
+
+__all__ = [
+    "COVERAGES", "DEFAULT_PROFILE", "ROW_PROFILE", "Profile", "load_profiles", "profile",
+    "profile_names",
+]  # fmt: skip
 
 COVERAGES = ("loads", "exact")
 DEFAULT_PROFILE = "audit"  # a wheel judged without a row: what makes it fail for users
@@ -37,6 +42,8 @@ class Profile:
 
 
 def _parse(data: Mapping[str, Any]) -> dict[str, Profile]:
+    from cuwheel.checks.codes import CODES, Severity
+
     chk = Checker("profiles.toml")
     read_meta(data, chk)
     raw = data.get("profile")
@@ -76,6 +83,14 @@ def _parse(data: Mapping[str, Any]) -> dict[str, Profile]:
 def load_profiles() -> dict[str, Profile]:
     """The shipped profiles, validated once; CatalogError when the data is broken."""
     return _parse(read_data_file("profiles.toml"))
+
+
+@functools.cache
+def profile_names() -> frozenset[str]:
+    """The shipped profiles' names, read without the check codes their validation needs
+    (a row's ``profile`` key is checked at every ``plan``; bench/bench_startup.py)."""
+    raw = read_data_file("profiles.toml").get("profile")
+    return frozenset(raw) if isinstance(raw, dict) else frozenset()
 
 
 def profile(name: str | None) -> Profile:

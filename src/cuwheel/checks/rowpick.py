@@ -70,7 +70,8 @@ def wheel_evidence(source: Source) -> Evidence:
     :func:`cuwheel.checks.trains.wheel_release`); the CPU train for a wheel with no CUDA
     code or link."""
     requires = train_requires(source.wheel)
-    guesses = [infer_train(b, requires) for b in source.binaries]
+    project = source.wheel.name if source.wheel else None  # its name may state a major
+    guesses = [infer_train(b, requires, project=project) for b in source.binaries]
     picked = wheel_release(guesses)
     if picked is not None:
         release, note = picked

@@ -18,6 +18,7 @@ from cuwheel.checks.findings import Finding, Stats, WheelReport
 from cuwheel.checks.index import check_placeholders, read_projects
 from cuwheel.checks.inputs import check_inputs
 from cuwheel.checks.modules import check_modules
+from cuwheel.checks.nvidia_symbols import check_symbol_releases
 from cuwheel.checks.ownership import check_ownership
 from cuwheel.checks.platform_tags import check_platform_tags
 from cuwheel.checks.policy import CheckPolicy
@@ -72,6 +73,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("device-code", check_device_code),
     ("cpu", check_cpu),
     ("dependencies", check_dependencies),
+    ("symbol-releases", check_symbol_releases),
     ("runpaths", check_runpaths),
     ("driver", check_driver),
     ("windows", check_windows),

@@ -77,10 +77,24 @@ def check_train(ctx: CheckContext) -> list[Finding]:
                     label = Train(release) if release is not None else lt.describe()
                     out.append(ctx.finding(
                         "TAG004",
-                        f"links {name} (CUDA {majors}) in a {label} wheel (CUDA {lt.major})",
+                        f"links {name} (CUDA {majors}) in a {label} wheel (CUDA {lt.major})"
+                        + (f": its name {lt.named} states CUDA {lt.major}" if lt.named else ""),
                         lib.name,
                     ))  # fmt: skip
         if release is None:
+            if lt.named and lt.major is not None:  # the name states the major alone
+                containers = lib.runtime_containers()
+                other = [t for c in containers if (t := c.toolkit) is not None
+                         and t.major != lt.major]
+                if other:
+                    names = ", ".join(sorted({str(t) for t in other}))
+                    out.append(ctx.finding(
+                        "TAG005",
+                        f"cubins of {len(other)} of {len(containers)} container(s) were built "
+                        f"by CUDA {names}, not CUDA {lt.major}, which its name {lt.named} "
+                        "states",
+                        lib.name,
+                    ))  # fmt: skip
             continue
         train = Train(release)
         containers = lib.runtime_containers()

@@ -1,8 +1,11 @@
 """Which CUDA train a library was built for, read from its own facts: the runtime it links
 (``libcudart.so.12`` -> CUDA 12), the toolkit recorded in its cubins (12.2), and the wheel's
 CUDA requirements (``nvidia-cuda-runtime-cu12==12.6.77``, ``cuda-toolkit==13.0.3``,
-``torch==2.7.1+cu126``).  A wheel can ship one library per train (bitsandbytes'
-``libbitsandbytes_cuda118.so`` ... ``_cuda132.so``): each is judged by its own."""
+``torch==2.7.1+cu126``), and the project's name where it states a major (``-cu12``,
+``cupy-cuda12x``, NVIDIA's ``nvidia-cublas`` of CUDA 13): a promise the libraries must keep,
+so it wins over what they link (TAG004 then reports the library that breaks it).  A wheel
+can ship one library per train (bitsandbytes' ``libbitsandbytes_cuda118.so`` ...
+``_cuda132.so``): each is judged by its own."""
 
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
-    "LibraryTrain", "infer_train", "pinned_release", "release_of", "train_requires",
+    "LibraryTrain", "infer_train", "named_major", "pinned_release", "release_of",
+    "train_requires",
     "wheel_release",
 ]  # fmt: skip
 
@@ -34,6 +38,8 @@ class LibraryTrain:
     # The CUDA major alone, where only a linked soname says it (libcudart.so.13): which
     # 13.x built the library is unknown, so ``release`` is None.
     major_only: int | None = None
+    # The project name that states the major (``nvidia-foo-cu12``), when it decided.
+    named: str | None = None
 
     @property
     def major(self) -> int | None:
@@ -84,17 +90,58 @@ def pinned_release(requires: Sequence[str]) -> tuple[Release, str] | None:
     return None
 
 
-def infer_train(binary: Binary, requires: Sequence[str] = ()) -> LibraryTrain:
+# A name part stating a CUDA major: foo-cu12, foo_cu118 (11), cupy-cuda12x, jax-cuda12-plugin.
+_NAME_MAJOR = re.compile(r"(?:^|[-_.])cu(?:da)?(1[0-9]|[2-9][0-9])[0-9]?x?(?=$|[-_.])",
+                         re.ASCII | re.IGNORECASE)
+
+
+def named_major(project: str) -> int | None:
+    """The CUDA major a project's name states: NVIDIA's own distributions by the catalog
+    (``nvidia-cublas`` is CUDA 13's, ``nvidia-cublas-cu12`` CUDA 12's), else a ``-cuXX`` /
+    ``_cuXX`` / ``-cudaXX(x)`` part of the name; None when it states none."""
+    from packaging.utils import canonicalize_name
+
+    name = canonicalize_name(project)
+    majors = {c.major for c in catalog.load_catalog().components
+              if canonicalize_name(c.distribution) == name}
+    if len(majors) == 1:
+        return majors.pop()
+    m = _NAME_MAJOR.search(name)
+    return int(m[1]) if m else None
+
+
+def infer_train(
+    binary: Binary, requires: Sequence[str] = (), *, project: str | None = None
+) -> LibraryTrain:
     """The train of one library: its cubins' toolkit (major.minor) where it agrees with the
     runtime it links, else the linked runtime's major (minor from the requirements' pins;
     without one the major alone, ``major_only``: never a guessed release), else the
     requirements alone; none for a binary with no CUDA at all (no device code, no CUDA
-    library linked) or when nothing says."""
+    library linked) or when nothing says.  A ``project`` name that states a major
+    (:func:`named_major`) decides the major of a library with CUDA in it: the library's
+    own evidence when it agrees, else that major (its release from a pin of that major)."""
+    own = _own_train(binary, requires)
+    named = named_major(project) if project else None
+    if named is None or own.evidence == _NO_CUDA or own.major == named:
+        return own
+    pin = pinned_release(requires)
+    says = f"the project name {project} states CUDA {named}"
+    if own.major is not None:
+        says += f" (the library's own: {own.evidence})"
+    if pin is not None and pin[0].major == named:
+        return LibraryTrain(pin[0], f"{says}, {pin[1]}", named=project)
+    return LibraryTrain(None, says, named, named=project)
+
+
+_NO_CUDA = "no CUDA in this binary"
+
+
+def _own_train(binary: Binary, requires: Sequence[str]) -> LibraryTrain:
     cuda = catalog.is_cuda_library
     if not binary.containers and not any(cuda(n, driver=True) for n in binary.needed) and not (
         binary.soname and cuda(binary.soname, driver=True)
     ):
-        return LibraryTrain(None, "no CUDA in this binary")
+        return LibraryTrain(None, _NO_CUDA)
     links = runtime_majors(binary)
     link_major = max((m for m, _ in links), default=None)
     link_lib = next((lib for m, lib in links if m == link_major), None)

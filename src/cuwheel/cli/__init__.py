@@ -19,7 +19,7 @@ from cuwheel import __version__
 from cuwheel.errors import CatalogError, CuwheelError
 from cuwheel.render.escape import escape
 
-__all__ = ["main", "main_inner"]
+__all__ = ["entry", "main", "main_inner"]
 
 # One line per subcommand module (module name under cuwheel.cli).
 SUBCOMMANDS = [
@@ -35,24 +35,45 @@ SUBCOMMANDS = [
     "_init",
     "_size",
     "_variant",
+    "_completion",
+    "_help",
 ]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with near-miss suggestions for choices and the subcommand's own usage on a
-    bad flag (exit status 2, one line after the usage)."""
+    """argparse without prefix abbreviations (``--form`` is no ``--format``: an option added
+    later must not change what a script's spelling means), and one line per usage error
+    with the nearest known spelling of a mistyped option or value (exit status 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
+        from cuwheel._validate import did_you_mean
+
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
-            from cuwheel._validate import did_you_mean
-
             known = re.findall(r"'([^']*)'", m[2]) or [c.strip() for c in m[2].split(",")]
             hint = did_you_mean(m[1], known)
-            if hint:
-                message = f"{message}{hint}"
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {escape(message)}\n")
+            if hint:  # the nearest spelling, not the whole list
+                message = f"{message[: m.start()]}invalid choice: {m[1]!r}{hint}"
+        from cuwheel.cli._common import fit_message
+
+        line = f"{self.prog}: error: {escape(message)} (see {self.prog} --help)"
+        self.exit(2, fit_message(line, sys.stderr) + "\n")
+
+    def unrecognized(self, extra: list[str]) -> NoReturn:
+        """The first unknown option (with the nearest option of this command), else the
+        stray arguments."""
+        from cuwheel._validate import did_you_mean
+
+        for word in extra:
+            if word.startswith("-") and word != "-":
+                flag = word.split("=", 1)[0]
+                known = [o for o in self._option_string_actions if o.startswith("--")]
+                self.error(f"unrecognized option {flag!r}{did_you_mean(flag, known)}")
+        self.error(f"unrecognized arguments: {' '.join(extra)}")
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -73,11 +94,46 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         out = []
         for para in text.strip("\n").split("\n\n"):
             if any(line[:1].isspace() for line in para.splitlines()):
-                out.append(textwrap.indent(para, indent))
+                out.append(textwrap.indent("\n".join(_example_lines(para, width)), indent))
             else:
                 out.append(textwrap.fill(" ".join(para.split()), width, initial_indent=indent,
                                          subsequent_indent=indent))
         return "\n\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _example_lines(para: str, width: int) -> list[str]:
+    """An example block as written where it fits; a line too wide has its description
+    (after a gap of two spaces or more) on the lines under the command."""
+    import textwrap
+
+    out: list[str] = []
+    for line in para.splitlines():
+        m = re.fullmatch(r"( *)(\S.*?\S) {2,}(\S.*)", line)
+        if len(line) <= width:
+            out.append(line)
+            continue
+        if m is None:  # one long command: continued with a backslash, as a shell reads it
+            out += _continued(line, width)
+            continue
+        out.append(f"{m[1]}{m[2]}")
+        out += textwrap.wrap(m[3], width, initial_indent=f"{m[1]}    ",
+                             subsequent_indent=f"{m[1]}    ", break_long_words=False)
+    return out
+
+
+def _continued(line: str, width: int) -> list[str]:
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+    out: list[str] = []
+    while len(line) > width:
+        cut = line.rfind(" ", len(indent), width - 1)
+        # outside quotes only: inside, the next line's indent would join the argument
+        while cut > len(indent) and (line[:cut].count("'") % 2 or line[:cut].count('"') % 2):
+            cut = line.rfind(" ", len(indent), cut)
+        if cut <= len(indent):
+            break
+        out.append(line[:cut] + " \\")
+        line = indent + line[cut + 1 :]
+    return [*out, line]
 
 
 class _SubParser(_Parser):
@@ -160,13 +216,16 @@ examples:
   cuwheel init --from dist/x.whl        a starting cuwheel.toml from a wheel's contents
 
 global options (before or after COMMAND): -q/--quiet, -v/--verbose, --color
-auto|always|never; colour honours NO_COLOR and FORCE_COLOR.
+auto|always|never (colour honours NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE),
+--isolated (no project configuration). 'cuwheel help CMD' = 'cuwheel CMD --help';
+'cuwheel completion bash|zsh|fish|powershell' prints a completion script.
 
 exit status: 0 ok, 1 findings / does not run, 2 unusable input or usage.
 """
 
 # Options every command takes, before or after its name: flag -> takes a value.
-GLOBALS = {"-q": False, "--quiet": False, "-v": False, "--verbose": False, "--color": True}
+GLOBALS = {"-q": False, "--quiet": False, "-v": False, "--verbose": False, "--color": True,
+           "--isolated": False}
 
 
 def add_globals(p: argparse.ArgumentParser) -> None:
@@ -179,6 +238,9 @@ def add_globals(p: argparse.ArgumentParser) -> None:
     if "--color" not in have:
         p.add_argument("--color", choices=("auto", "always", "never"), default=None,
                        help="colour: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never")
+    if "--isolated" not in have:
+        p.add_argument("--isolated", action="store_true",
+                       help="ignore cuwheel.toml and pyproject.toml: the built-in defaults")
 
 
 def _hoist(argv: list[str]) -> tuple[list[str], str | None]:
@@ -237,8 +299,18 @@ def main_inner(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    if extra:  # the subcommand's usage, not the top-level one
-        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:  # the subcommand's own options, not the top-level ones
+        sub = _subparser(parser, args.command)
+        own = sub if isinstance(sub, _Parser) else parser
+        assert isinstance(own, _Parser)
+        own.unrecognized(extra)
+    for dest in ("targets", "wheels", "inputs"):  # -, @FILE, a pattern the shell left
+        if getattr(args, dest, None):
+            from cuwheel.cli._common import expand_targets
+
+            setattr(args, dest, expand_targets(getattr(args, dest)))
+    if args.isolated and getattr(args, "config", None):
+        raise CuwheelError("--isolated and --config contradict each other: give one")
     handler = args.handler
     code: int = handler(args)
     return code
@@ -269,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 error(line)
         else:
             error(str(exc))
-        hint = getattr(exc, "hint", None)
+        hint = exc.hint
         if hint:
             for line in hint.split("\n"):
                 print(f"    {escape(line)}", file=sys.stderr)
@@ -282,3 +354,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def entry() -> None:
+    """The ``cuwheel`` command (console script and ``python -m cuwheel``): main's status as
+    the process's. A run ended by a signal exits as soon as its clean-up is done, without
+    the interpreter's exit hooks: those join library threads (a process pool's manager)
+    that a second Ctrl-C or a worker killed mid-write can leave waiting."""
+    code = main()
+    if code >= 128:  # 130: SIGINT, 128 + N: SIGTERM / SIGHUP (clean-up already run)
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)

@@ -7,7 +7,14 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from cuwheel.cli._common import CONFIG_HELP, add_output, check_output_path, error, write_output
+from cuwheel.cli._common import (
+    CONFIG_HELP,
+    add_output,
+    check_output_path,
+    error,
+    project_config,
+    write_output,
+)
 from cuwheel.errors import ConfigError, CuwheelError, InputError
 from cuwheel.render import CHECK_FORMATS
 
@@ -129,7 +136,7 @@ def register(subparsers: Any) -> None:
         "without it ART004 is a warning)",
     )  # fmt: skip
     add_output(p, CHECK_FORMATS)
-    p.set_defaults(handler=_run)
+    p.set_defaults(handler=_run, fits_itself=True)  # render/check.py wraps to the width
 
 
 def _wheels(targets: list[str]) -> list[str]:
@@ -186,13 +193,12 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.checks.policy import parse_prefixes
     from cuwheel.checks.rowpick import asked_row
     from cuwheel.cli._progress import progress
-    from cuwheel.config import load_config
     from cuwheel.render.check import render, text_block, text_table, unreadable_block
 
     if args.output:
         check_output_path(args.output)
     _refuse_contradictions(args)
-    config = load_config(args.config)
+    config = project_config(args)
     if not args.audit:
         asked_row(config.rows, row=args.row, train=args.train)
     problems: list[str] = []

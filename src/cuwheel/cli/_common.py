@@ -11,10 +11,13 @@ import argparse
 import os
 import re
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from cuwheel.errors import CuwheelError
 from cuwheel.render.escape import escape
+
+if TYPE_CHECKING:
+    from cuwheel.config import Config
 
 CONFIG_HELP = (
     "pyproject.toml or rows file (default: the nearest cuwheel.toml, or pyproject.toml "
@@ -22,8 +25,53 @@ CONFIG_HELP = (
 )
 
 __all__ = [
-    "add_output", "color_enabled", "colorize", "error", "info", "warn", "write_output",
+    "add_output", "color_enabled", "colorize", "error", "expand_targets", "info",
+    "project_config", "text_width", "warn", "write_output",
 ]  # fmt: skip
+
+
+def project_config(args: argparse.Namespace) -> Config:
+    """``--config FILE``, else (unless ``--isolated``) the nearest project configuration,
+    else the built-in defaults."""
+    from cuwheel.config import default_config, load_config
+
+    if getattr(args, "isolated", False) and not getattr(args, "config", None):
+        return default_config()
+    return load_config(getattr(args, "config", None))
+
+
+def expand_targets(values: list[str]) -> list[str]:
+    """Targets as a user meant them: ``-`` is a list on standard input and ``@FILE`` a list
+    in FILE (one a line; blank lines and ``#`` comments skipped), and a pattern the shell
+    left alone (PowerShell, cmd and cibuildwheel's Windows test-command expand no ``*``;
+    a quoted one anywhere) names the files it matches, in name order. A pattern matching
+    nothing is a one-line error naming it. A URL is never a pattern."""
+    import glob
+
+    out: list[str] = []
+    stdin_read = False
+    for value in values:
+        if value == "-" or (value.startswith("@") and len(value) > 1):
+            from cuwheel.scan.inputs import read_list
+
+            if value == "-":
+                if stdin_read:
+                    raise CuwheelError("'-' (targets on standard input) may be given once")
+                stdin_read = True
+            try:
+                listed = read_list("-" if value == "-" else value[1:])
+            except CuwheelError as exc:  # named as written: @FILE
+                raise CuwheelError(f"{value}: {str(exc).partition(': ')[2]}") from None
+            out.extend(expand_targets([v for v in listed if v != "-" and not v.startswith("@")]))
+            continue
+        if "://" in value or not any(c in value for c in "*?[") or os.path.exists(value):
+            out.append(value)
+            continue
+        matches = sorted(glob.glob(value, recursive=True))
+        if not matches:
+            raise CuwheelError(f"{value}: no file matches this pattern")
+        out.extend(matches)
+    return out
 
 
 def add_output(
@@ -35,7 +83,7 @@ def add_output(
     """``--format/-f``, ``--json`` (= --format json), ``-o FILE``, ``-q``, ``--color``."""
     detail = f"; {help}" if help else ""
     p.add_argument(
-        "--format", "-f", choices=formats, default=default,
+        "--format", "-f", choices=formats, default=default, metavar="FORMAT",
         help=f"output format: {', '.join(formats)} (default: {default}){detail}",
     )  # fmt: skip
     if "json" in formats:
@@ -82,14 +130,53 @@ def write_output(args: argparse.Namespace, text: str) -> None:
         return
     if getattr(args, "quiet", False):
         return
-    if getattr(args, "format", "text") == "text" and color_enabled(args, sys.stdout):
-        text = colorize(text)
+    if getattr(args, "format", "text") == "text":
+        width = text_width(sys.stdout)
+        if width is not None and not getattr(args, "fits_itself", False):
+            from cuwheel.render.fit import fit
+
+            text = fit(text, width)
+        if color_enabled(args, sys.stdout):
+            text = colorize(text)
     sys.stdout.write(text)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def fit_message(line: str, stream: TextIO) -> str:
+    """A message fitted to a terminal; elsewhere (a CI log, a pipe) one line per problem,
+    whatever ``COLUMNS`` says: that is what a log search or a test reads."""
+    if not _is_terminal(stream):
+        return line
+    width = text_width(stream)
+    if width is None or len(line) <= width:
+        return line
+    from cuwheel.render.fit import fit_line
+
+    return "\n".join(fit_line(line, width))
+
+
+def text_width(stream: TextIO) -> int | None:
+    """The columns text results are fitted to: ``COLUMNS``, else the terminal's width;
+    None for a pipe or file without ``COLUMNS`` (its lines are written whole, as ls and
+    git do)."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    if not getattr(stream, "isatty", lambda: False)():
+        return None
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or None
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _message(level: str, text: str) -> None:
     stream = sys.stderr
     line = f"cuwheel: {level}: {escape(text)}"
+    line = fit_message(line, stream)
     if color_enabled(None, stream):
         line = line.replace(f"{level}:", _paint(level, f"{level}:"), 1)
     print(line, file=stream)
@@ -119,6 +206,12 @@ def color_enabled(args: argparse.Namespace | None, stream: TextIO) -> bool:
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
+    # bixense.com/clicolors: CLICOLOR_FORCE other than 0 colours a pipe too; CLICOLOR=0
+    # turns a terminal's colour off.
+    if os.environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
+        return True
+    if os.environ.get("CLICOLOR") == "0":
+        return False
     if os.environ.get("TERM") == "dumb":
         return False
     return bool(getattr(stream, "isatty", lambda: False)())

@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cuwheel.cli._common import add_output, check_output_path, error, write_output
+from cuwheel.cli._common import (
+    add_output,
+    check_output_path,
+    error,
+    text_width,
+    write_output,
+)
 from cuwheel.render.escape import dumps
 
 if TYPE_CHECKING:
@@ -140,7 +146,14 @@ def _cuda_version(text: str | None) -> tuple[int, int] | None:
     parts = text.strip().split(".")
     if len(parts) < 2 or not all(p.isdigit() and len(p) <= 3 for p in parts[:2]):
         raise compat.CompatError(f"--cuda {text!r}: expected a CUDA version such as 12.8")
-    return int(parts[0]), int(parts[1])
+    from cuwheel.knowledge import catalog
+
+    version = int(parts[0]), int(parts[1])
+    try:  # a process runs a released CUDA: 99.9 is a typo, not a future answer
+        catalog.release(version)
+    except LookupError as exc:
+        raise compat.CompatError(f"--cuda {text.strip()}: {exc}") from None
+    return version
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -171,7 +184,8 @@ def _run(args: argparse.Namespace) -> int:
         # the entry kernels' names: which containers are instances for other GPUs of
         # kernels that load on this one (docs/compat.md#kernel-families)
         inventory = inspect(args.targets, dists=args.dist, env=args.env, progress=bar,
-                            payload="sample" if args.no_kernels else "kernels")
+                            payload="sample" if args.no_kernels else "kernels",
+                            exports=False)  # the loading rules never read them
     for p in inventory.problems:
         error(str(p))
     damaged = [f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies]
@@ -192,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
         elif args.format == "svg":
             write_output(args, matrix_svg(m, title))
         else:
-            write_output(args, matrix_text(m))
+            write_output(args, matrix_text(m, text_width(sys.stdout)))
         if not all(m.row_runs(i) for i in range(len(m.targets))):
             return 1
         return 2 if inventory.problems or damaged else 0

@@ -82,7 +82,9 @@ def _run(args: argparse.Namespace) -> int:
         write_output(args, dumps(doc, indent=2) + "\n")
         return 0 if matches else 1
     if not matches:
-        write_output(args, f"no GPU matches {query!r}\n")
+        from cuwheel.knowledge.catalog import gpu_hint
+
+        write_output(args, f"no GPU matches {query!r}{gpu_hint(query)}\n")
         return 1
     lines: list[str] = []
     for m in matches:

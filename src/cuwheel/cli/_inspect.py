@@ -59,8 +59,10 @@ def run(args: argparse.Namespace) -> int:
     from cuwheel.cli._progress import progress
 
     with progress(args, "inspect") as bar:
+        # The text view shows no exported symbol: their names are not read for it.
         inv = inspect(args.targets, dists=args.dist, env=args.env, workers=args.workers,
-                      progress=bar, payload="kernels" if args.kernels else args.toolkit)
+                      progress=bar, payload="kernels" if args.kernels else args.toolkit,
+                      exports=args.format == "json")
     problem_paths = {p.path for p in inv.problems}
     # A source that is nothing but its problem (a missing file, an unknown --dist) gets no
     # header: its error is on stderr, once.

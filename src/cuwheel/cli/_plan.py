@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cuwheel.cli._common import CONFIG_HELP, add_output, check_output_path, info, warn, write_output
+from cuwheel.cli._common import (
+    CONFIG_HELP,
+    add_output,
+    check_output_path,
+    info,
+    project_config,
+    warn,
+    write_output,
+)
 from cuwheel.errors import ConfigError
 from cuwheel.render.escape import dumps
 
@@ -76,19 +84,19 @@ def _single(values: list[str], flag: str) -> str | None:
 def _run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from cuwheel.config import check_consumer_version, load_config
+    from cuwheel.config import check_consumer_version, check_python_version
     from cuwheel.plan import emit
     from cuwheel.plan.select import select_plan
 
     if args.output:
         check_output_path(args.output)
-    config = load_config(args.config)
+    config = project_config(args)
     flag_problems = [
         p
         for flag, value in (("--torch-version", args.torch_version),
                             ("--cmake-version", args.cmake_version))
         if value is not None and (p := check_consumer_version(value, flag))
-    ]
+    ] + [p for v in args.python if (p := check_python_version(v, "--python"))]
     if flag_problems:
         raise ConfigError(flag_problems)
     torch_version = args.torch_version or config.torch_version

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from cuwheel.cli._progress import progress
 
     with progress(args, "size: reading") as bar:
-        inv = inspect(args.targets, progress=bar)
+        inv = inspect(args.targets, progress=bar, exports=False)  # bytes, not names
     for problem in inv.problems:
         error(str(problem))
     if inv.problems:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, write_output
@@ -142,6 +144,19 @@ def _locked_lock(args: argparse.Namespace) -> Any:
     return lock
 
 
+@contextlib.contextmanager
+def _suggest_wheels(args: argparse.Namespace) -> Iterator[None]:
+    """A redist host that cannot be reached, with no --source chosen: the hint names the
+    source that needs only the package index (networks that reach nothing else)."""
+    try:
+        yield
+    except ToolkitError as exc:
+        if args.source is None and not args.locked and "cannot connect" in str(exc):
+            exc.hint = ("the redist host cannot be reached; --source wheels assembles the\n"
+                        "same train from NVIDIA's wheels on the package index")
+        raise
+
+
 def _run(args: argparse.Namespace) -> int:
     from cuwheel.plan.emit import sh_lines
     from cuwheel.render.envelope import envelope
@@ -162,27 +177,29 @@ def _run(args: argparse.Namespace) -> int:
         components = [c for c in (args.components or "").split(",") if c.strip()]
         if args.components is not None and not components:
             raise ToolkitError("--components names no component")
-        lock = resolve(
-            args.train,
-            args.platform,
-            components,
-            args.for_,
-            args.source or "redist",
-            base_url=args.base_url,
-            cache=cache,
-            refresh_after=0 if args.refresh else NEWEST_MAX_AGE,
-        )
+        with _suggest_wheels(args):
+            lock = resolve(
+                args.train,
+                args.platform,
+                components,
+                args.for_,
+                args.source or "redist",
+                base_url=args.base_url,
+                cache=cache,
+                refresh_after=0 if args.refresh else NEWEST_MAX_AGE,
+            )
     from cuwheel.cli._progress import enabled
 
     show = enabled(args)  # --progress/--no-progress, else a terminal without -q
     bars = _Bars() if show else None
     opts: dict[str, Any] = {"cache": cache, "jobs": args.jobs, "full_verify": args.verify,
                             "repair": args.repair}  # fmt: skip
-    if bars is not None:
-        with bars.progress:
-            result = install(args.prefix, lock, progress=bars, **opts)
-    else:
-        result = install(args.prefix, lock, **opts)
+    with _suggest_wheels(args):
+        if bars is not None:
+            with bars.progress:
+                result = install(args.prefix, lock, progress=bars, **opts)
+        else:
+            result = install(args.prefix, lock, **opts)
     if args.lock and not args.locked:
         with open(args.lock, "w", encoding="utf-8") as f:
             f.write(lock.text())

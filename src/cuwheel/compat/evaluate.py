@@ -7,6 +7,7 @@ driver supports) live in :mod:`cuwheel.rules`; nothing here reads files or talks
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -37,6 +38,7 @@ from cuwheel.rules.runtime import (
     runtime_check,
 )
 from cuwheel.rules.shapes import judge_containers
+from cuwheel.rules.torch_abi import torch_note
 
 __all__ = [
     "LibraryVerdict",
@@ -229,6 +231,12 @@ def evaluate(
         for lv in s.libraries
     ):
         notes.append("no driver given: driver gates (PTX ISA, runtime floor) assumed met")
+    for s in inventory.sources:
+        if s.wheel is not None and s.wheel.name.lower() == "torch":
+            continue  # torch's own libraries link each other
+        note = torch_note(os.path.basename(s.path), s.binaries)
+        if note is not None:
+            notes.append(note)
     verdict = loading.worst(s.verdict for s in sources if s.verdict is not None)
     unread = tuple(str(p) for p in inventory.problems) + tuple(
         f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies

@@ -38,6 +38,11 @@ def parse_driver(text: str) -> Driver:
             f"CUDA version ('13.0'), got {shown(text)}"
         )
     parts = version_tuple(t)
+    if parts[0] >= 1000:  # NVIDIA's branches have three digits: R384 ... R580
+        raise CompatError(
+            f"--driver {t}: no NVIDIA driver branch has more than three digits; a driver "
+            "version is '580.65.06', a branch '580'"
+        )
     if parts[0] >= 100:
         return Driver(version=t)
     if len(parts) == 1:
@@ -47,6 +52,12 @@ def parse_driver(text: str) -> Driver:
         )
     if len(parts) != 2:
         raise CompatError(f"a CUDA driver version is 'MAJOR.MINOR' ('13.0'), got {text!r}")
+    newest = catalog.releases()[-1]
+    if parts[0] > newest.version[0] + 1:  # the next major may be out; two ahead is a typo
+        raise CompatError(
+            f"--driver {t}: no CUDA {parts[0]}.x driver exists (the catalog's newest release "
+            f"is {newest.name})"
+        )
     return Driver(cuda=(parts[0], parts[1]))
 
 
@@ -111,7 +122,9 @@ def targets_for_gpu(query: str, driver: Driver | None = None) -> tuple[Target, .
     hits if any, else every hit; one Target per compute capability.  Raises CompatError."""
     matches = catalog.find_gpus(query)
     if not query.strip() or not matches:
-        raise CompatError(f"no GPU in the catalog matches {query!r} (try 'cuwheel gpus')")
+        raise CompatError(f"no GPU in the catalog matches {query!r}"
+                          f"{catalog.gpu_hint(query) if query.strip() else ''} "
+                          "(try 'cuwheel gpus')")
     exact = [m for m in matches if m.exact]
     out: list[Target] = []
     for m in exact or matches:

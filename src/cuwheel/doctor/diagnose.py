@@ -1,6 +1,6 @@
 """``diagnose(environment, targets)``: every distribution with device code or CUDA linkage
 on each GPU + driver asked about, the loader's view of the environment, and the findings
-(ENV001-ENV008, docs/checks.md#env-an-installed-environment-on-a-machine), cause first.
+(ENV001-ENV009, docs/checks.md#env-an-installed-environment-on-a-machine), cause first.
 docs/doctor.md."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from cuwheel.doctor.loader import (
     binary_os,
     simulate,
 )
+from cuwheel.doctor.torchabi import torch_abi_findings
 from cuwheel.doctor.verdict import VariantChoice, judge_distribution, loaded_binaries
 from cuwheel.knowledge.catalog import is_cuda_library
 from cuwheel.knowledge.platforms import BINARY_FORMATS
@@ -210,13 +211,16 @@ def diagnose(
     process = simulate(env, _entries(env, environ), ctx,
                        reader if callable(reader) else read_file_binary)  # fmt: skip
     loader = tuple(_conflict_finding(c, env) for c in process.conflicts)
+    torch = {d.label: [Finding("ENV009", d.label, lib, msg, text, fix)
+                       for lib, msg, text, fix in torch_abi_findings(d, env)]
+             for d in env.distributions}
     out = []
     for target in targets:
         reports = []
         for d in env.distributions:
             dv = judge_distribution(d, target, env.torch_cuda, environ)
             cuda_libs = [b for b in d.binaries if _cuda_related(b)]
-            mine = [f for f in loader if f.distribution == d.label]
+            mine = [f for f in loader if f.distribution == d.label] + torch[d.label]
             if not dv.libraries and not mine and not cuda_libs:
                 continue
             findings: list[Finding] = []

@@ -30,6 +30,7 @@ from cuwheel.doctor.environment import Environment
 from cuwheel.doctor.ldcache import LdCache
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.linkage import binary_os
+from cuwheel.knowledge.nvidia_symbols import first_release_exporting
 from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
 
@@ -359,10 +360,14 @@ class _Simulation:
                     text = f"{lo.path}: undefined symbol: {u.name}, version {u.version}"
                 else:
                     continue
+                first = first_release_exporting(u.library, u.name, "linux")
+                since = (f"; {first.distribution} {first.first} is the first release that "
+                         f"does: install {first.requirement()}"
+                         if first is not None and not first.at_first_read else "")
                 self.proc.conflicts.append(Conflict(
                     "ENV007", u.library,
                     f"{lo.name} needs {u.name}@{u.version} of {u.library}; the copy loaded, "
-                    f"{prov.path} ({prov.how}), does not define it",
+                    f"{prov.path} ({prov.how}), does not define it{since}",
                     text, (lo.path, prov.path), lo.path))  # fmt: skip
                 break  # one symbol per object is enough to fail its load
 

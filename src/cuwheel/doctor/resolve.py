@@ -261,17 +261,83 @@ def _gpu_arch(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
     return Resolution(tuple(because))
 
 
+def _first_release(f: Fact, library: str | None) -> str | None:
+    """'S is first exported by DIST R (REQ)' from the NVIDIA symbol histories that DEP013
+    reads (docs/checks.md#dep013); None when the data does not know the symbol."""
+    from cuwheel.knowledge.nvidia_symbols import first_release_exporting
+
+    if library is None or (rel := first_release_exporting(library, f.value)) is None:
+        return None
+    return rel.requirement()
+
+
 def _nvjitlink(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
     because = []
+    install: list[str] = []
     for f in used:
-        if m := re.search(r"_(\d{2})_(\d{1,2})$", f.value):
+        m = re.search(r"_(\d{2})_(\d{1,2})$", f.value)
+        lib = f.detail if f.detail and f.detail.startswith("libnvJitLink") else (
+            f"libnvJitLink.so.{m[1]}" if m else None)
+        if f.kind == "symbol" and (req := _first_release(f, lib)) is not None:
+            because.append(f"{f.value} is exported by {lib} from {req.replace('>=', ' ')} "
+                           f"on: the loaded libnvJitLink is older.")
+            install.append(req)
+        elif m:
             because.append(f"{f.value} is nvJitLink's entry point of CUDA {m[1]}.{m[2]}: the "
                            f"loaded libnvJitLink is older than {m[1]}.{m[2]}.")
-    install = ["nvidia-nvjitlink-cu12"] if any("_12_" in f.value or f.detail ==
-                                               "libnvJitLink.so.12" for f in used) else []
-    if any("_13_" in f.value or f.detail == "libnvJitLink.so.13" for f in used):
-        install.append("nvidia-nvjitlink")
-    return Resolution(tuple(because), tuple(install))
+    if not install:
+        if any("_12_" in f.value or f.detail == "libnvJitLink.so.12" for f in used):
+            install.append("nvidia-nvjitlink-cu12")
+        if any("_13_" in f.value or f.detail == "libnvJitLink.so.13" for f in used):
+            install.append("nvidia-nvjitlink")
+        return Resolution(tuple(because), tuple(install))
+    fix = f"pip install '{install[0]}'" if len(install) == 1 else None
+    return Resolution(tuple(because), tuple(dict.fromkeys(install)), fix=fix)
+
+
+def _symbol_release(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
+    """An undefined symbol asked with an NVIDIA library's version node: the release of that
+    library that first exports it (the generic answer stays when the data does not know)."""
+    because: list[str] = []
+    install: list[str] = []
+    for f in _of(used, "symbol"):
+        if (req := _first_release(f, f.detail)) is not None:
+            because.append(f"{f.value} is exported by {f.detail} from "
+                           f"{req.replace('>=', ' ')} on: the copy the loader found is older.")
+            install.append(req)
+    if not install:
+        return Resolution()
+    fix = f"pip install '{install[0]}'" if len(install) == 1 else None
+    return Resolution(tuple(because), tuple(dict.fromkeys(install)), sure=True, fix=fix)
+
+
+# -- torch's C++ ABI ---------------------------------------------------------------------
+def _torch_abi(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
+    """Which PyPI torch releases export the symbol the extension asked for (the same
+    table DEP011 and ENV009 read, docs/compat.md#torch-abi)."""
+    from cuwheel.knowledge.torchabi import load_torch_abi, torch_releases_defining
+    from cuwheel.rules.torch_abi import loadable_span, requirement_for
+
+    because: list[str] = []
+    install: list[str] = []
+    known = sorted({r.version for r in load_torch_abi().releases})
+    for f in _of(used, "symbol"):
+        releases = torch_releases_defining(f.value)
+        if not releases:
+            because.append(f"no torch release on PyPI exports {f.value}: the extension was "
+                           f"built against a source or nightly build of torch.")
+            continue
+        versions = sorted({r.version for r in releases})
+        platforms = sorted({r.platform for r in releases})
+        because.append(f"{f.value} is exported by torch {loadable_span(versions)} "
+                       f"({', '.join(platforms)}): the installed torch is another release.")
+        if (req := requirement_for(versions, known)) is not None and req not in install:
+            install.append(req)
+    if not because:
+        return None
+    fix = (f"pip install '{install[0]}' (the releases that export it)" if len(install) == 1
+           else None)
+    return Resolution(tuple(because), tuple(install), fix=fix)
 
 
 RESOLVERS: dict[str, Resolver] = {
@@ -283,4 +349,6 @@ RESOLVERS: dict[str, Resolver] = {
     "forward-compat": _forward_compat,
     "gpu-arch": _gpu_arch,
     "nvjitlink": _nvjitlink,
+    "torch-abi": _torch_abi,
+    "symbol-release": _symbol_release,
 }

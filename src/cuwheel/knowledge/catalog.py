@@ -33,7 +33,15 @@ from cuwheel.knowledge.cuda import (
     load_forward_compat,
     parse_version,
 )
-from cuwheel.knowledge.gpus import SEGMENTS, Gpu, GpuMatch, Product, load_gpus, search_gpus
+from cuwheel.knowledge.gpus import (
+    SEGMENTS,
+    Gpu,
+    GpuMatch,
+    Product,
+    load_gpus,
+    nearest_gpu_name,
+    search_gpus,
+)
 from cuwheel.knowledge.packages import (
     Carrier,
     Component,
@@ -158,7 +166,9 @@ class Catalog:
                 return r
         name = f"{v[0]}.{v[1]}"
         why = " (it was never released)" if name in self.unreleased else ""
-        known = ", ".join(r.name for r in self.releases)
+        never = [u for u in self.unreleased if u != name]
+        gaps = f" except {', '.join(never)}" if never else ""
+        known = f"{self.releases[0].name} to {self.releases[-1].name}{gaps}"
         raise UnknownName(f"unknown CUDA release {name}{why}; known: {known}")
 
     def releases_supporting(self, arch: Arch) -> tuple[Release, ...]:
@@ -292,6 +302,12 @@ def load_catalog() -> Catalog:
 
 def find_gpus(query: str = "") -> tuple[GpuMatch, ...]:
     return load_catalog().find_gpus(query)
+
+
+def gpu_hint(query: str) -> str:
+    """``; did you mean 'H100'?`` for a GPU query that matched nothing, or ``""``."""
+    name = nearest_gpu_name(load_catalog().gpus, query)
+    return f"; did you mean {name!r}?" if name else ""
 
 
 def gpu_for_arch(arch: Arch | str) -> Gpu | None:

@@ -209,3 +209,16 @@ def search_gpus(gpus: Sequence[Gpu], query: str = "") -> tuple[GpuMatch, ...]:
             hits.append(GpuMatch(g, tuple(products), exact))
     hits.sort(key=lambda m: (not m.exact, m.gpu.arch))
     return tuple(hits)
+
+
+def nearest_gpu_name(gpus: Sequence[Gpu], query: str) -> str | None:
+    """The product, alias, family or chip name a query that matched nothing most likely
+    meant (``H1OO``: ``H100``), or None."""
+    from cuwheel._validate import nearest
+
+    names: list[str] = []
+    for g in gpus:
+        names += [g.family, *g.chips]
+        for p in g.products:
+            names += [p.name, *p.aliases]
+    return nearest(query.strip(), names)

@@ -248,9 +248,32 @@ class PackageLibraries:
     # c10:: / at:: / torch::): a binary importing them is bound to the release it was
     # built against.
     release_bound_symbols: tuple[str, ...] = ()
+    # The C++ namespaces of its own ABI (torch: c10, at, torch, caffe2, c10d) and the
+    # prefixes of its own C functions (THP, aoti_torch_): an imported symbol that mentions
+    # one is the package's own (rules/torch_abi.py), not a copy of another library's it
+    # happens to export (operator delete, ncclCommDestroy).
+    abi_namespaces: tuple[str, ...] = ()
+    abi_c_prefixes: tuple[str, ...] = ()
 
     def release_bound(self, symbol: str) -> bool:
         return any(fnmatch.fnmatchcase(symbol, p) for p in self.release_bound_symbols)
+
+    @functools.cached_property
+    def _abi_name(self) -> re.Pattern[str] | None:
+        if not self.abi_namespaces:
+            return None
+        # Itanium mangling writes a namespace as <length><name>; a digit before it would
+        # make it part of a longer length ("12at..." is no "at").
+        names = "|".join(f"{len(n)}{re.escape(n)}" for n in self.abi_namespaces)
+        return re.compile(rf"^_Z.*?(?<![0-9])(?:{names})")
+
+    def own_symbol(self, symbol: str) -> bool:
+        """Whether an imported name is of the package's own ABI: a mangled name that
+        mentions one of its namespaces, or one of its C functions."""
+        if symbol.startswith(self.abi_c_prefixes) if self.abi_c_prefixes else False:
+            return True
+        pat = self._abi_name
+        return pat is not None and pat.match(symbol) is not None
 
     def ships(self, library: str, os: str | None) -> bool:
         names = self.linux if os == "linux" else self.windows if os == "windows" else ()
@@ -264,12 +287,15 @@ def load_package_libraries(data: Mapping[str, Any], chk: Checker
         where = f"package_library[{i}]"
         f = chk.fields(raw, where, {"name": str, "linux": list, "windows": list,
                                     "source": str, "note": str},
-                       {"release_bound_symbols": list, "release_bound_note": str})
+                       {"release_bound_symbols": list, "release_bound_note": str,
+                        "abi_namespaces": list, "abi_c_prefixes": list, "abi_note": str})
         if not {"name", "linux", "windows", "source"} <= f.keys():
             continue
         out.append(PackageLibraries(
             f["name"], tuple(f["linux"]), tuple(f["windows"]),
             source_mark(chk, where, f["source"]), tuple(f.get("release_bound_symbols", ())),
+            tuple(str(n) for n in f.get("abi_namespaces", ())),
+            tuple(str(n) for n in f.get("abi_c_prefixes", ())),
         ))  # fmt: skip
     return tuple(out)
 

@@ -60,6 +60,17 @@ class Train:
 CPU_TRAIN = Train(None)
 
 
+def _lookalike_train(text: str) -> str:
+    """`` (did you mean 'cu130'?)`` for a train spelled with letters for digits (cu13O)."""
+    fixed = text.strip().lower()
+    fixed = fixed[:2] + fixed[2:].translate(str.maketrans("oil", "011"))
+    try:
+        parse_train_name(fixed)
+    except TrainSpellingError:
+        return ""
+    return f" (did you mean {fixed!r}?)"
+
+
 def parse_train(text: str) -> Train:
     """``cu130`` / ``13.0`` / ``13.0.2`` / ``cpu`` -> Train; raises ConfigError.
 
@@ -74,6 +85,8 @@ def parse_train(text: str) -> Train:
         hint = ""
         if re.fullmatch(r"cu[0-9]{1,2}", text.strip().lower(), re.ASCII):
             hint = " (a train names a release: cu130, not cu13)"
+        else:
+            hint = _lookalike_train(text)
         raise ConfigError(
             f"not a CUDA train: {shown(text)}{hint}; expected cuXYZ (cu130), X.Y (13.0) "
             "or cpu"

@@ -26,8 +26,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
 from cuwheel.errors import ConfigError, shown
 from cuwheel.knowledge import catalog, platforms
 from cuwheel.plan.rows import Plan, Row, Train, parse_train, plan_for, select_row
@@ -66,6 +64,9 @@ class WheelName:
 def parse_wheel_name(filename: str) -> WheelName:
     """Read a wheel file name; ConfigError when it is no wheel name, when its tags name
     several row platforms, or when its local version names no known train."""
+    # packaging (and the logging it loads) only when a wheel is named: plan's start-up
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
     base = PurePath(filename.replace("\\", "/")).name
     try:
         _name, version, _build, tags = parse_wheel_filename(base)

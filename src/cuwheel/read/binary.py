@@ -17,7 +17,14 @@ from collections.abc import Callable, Iterator
 
 from cuwheel.errors import InputError, Malformed, StreamError
 from cuwheel.model.arch import Arch, Variant
-from cuwheel.model.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
+from cuwheel.model.inventory import (
+    Binary,
+    CodeKind,
+    Compression,
+    FatbinContainer,
+    FatbinEntry,
+    UndefinedSymbol,
+)
 from cuwheel.read.ar import AR_MAGIC, ArReader
 from cuwheel.read.containers import (
     Candidate,
@@ -315,7 +322,9 @@ def _host_binary(path: str, kind: str, size: int, facts: ElfFacts | PeFacts,
                     needed=tuple(facts.needed), exported=tuple(facts.exported),
                     containers=tuple(containers), anomalies=notes.result())
     if not isinstance(facts, ElfFacts):
-        return binary
+        # A PE image's functions imported by name, each with the DLL that must export it.
+        return dataclasses.replace(binary, undefined=tuple(
+            UndefinedSymbol(name, None, dll) for dll, name in dict.fromkeys(facts.imported)))
     return dataclasses.replace(
         binary, rpath=tuple(facts.rpath), runpath=tuple(facts.runpath), soname=facts.soname,
         undefined=tuple(facts.undefined), version_needs=tuple(facts.version_needs),

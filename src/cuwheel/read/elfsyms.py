@@ -6,9 +6,11 @@ is bounds-checked here, and what is beyond a budget is an anomaly, not read."""
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import sys
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cuwheel.model.inventory import UndefinedSymbol, VersionNeed
@@ -17,6 +19,7 @@ from cuwheel.read.tables import Anomalies, StringTable
 __all__ = [
     "DT_RPATH",
     "DT_RUNPATH",
+    "EXPORTS",
     "MAX_PATH_ENTRIES",
     "MAX_PATH_LIST",
     "MAX_SYMBOLS",
@@ -29,6 +32,7 @@ __all__ = [
     "VERSION_SECTIONS",
     "Symbols",
     "dynamic_symbols",
+    "exports_read",
     "has_static_cudart",
     "rodata_windows",
     "search_paths",
@@ -42,6 +46,23 @@ VERSION_SECTIONS = {SHT_GNU_VERSYM: ".gnu.version", SHT_GNU_VERNEED: ".gnu.versi
 VER_FLG_BASE = 1
 # Budgets per binary, far above real libraries (libtorch_cuda.so: 75k dynamic symbols).
 MAX_SYMBOLS = 2_000_000  # defined dynamic symbols
+
+# Whether the names of the defined symbols are decoded (inspect(exports=False) turns it
+# off for a reading that never shows them: a C++ library exports tens of thousands, most of
+# a one-library inspect's time). A process switch, so that forked workers inherit it.
+EXPORTS = [True]
+
+
+@contextlib.contextmanager
+def exports_read(on: bool) -> Iterator[None]:
+    """While inside, exported names are decoded (``on``) or left out (``Binary.exported``
+    empty; the undefined symbols and versions a check judges are read either way)."""
+    before = EXPORTS[0]
+    EXPORTS[0] = on
+    try:
+        yield
+    finally:
+        EXPORTS[0] = before
 MAX_UNDEFINED = 2_000_000  # undefined dynamic symbols (libtorch_cpu.so: 9k)
 # .gnu.version_r / .gnu.version_d records walked, all chains together (real files: under
 # a hundred; the chains only go forward, so this bounds the walk of a hostile one).
@@ -100,7 +121,10 @@ def dynamic_symbols(
     split = None
     if dynsym is not None:
         split = _split_dynsym(dynsym, cls)
-        out.exported = _defined_symbols(split, names, anomalies)
+        if EXPORTS[0]:
+            out.exported = _defined_symbols(split, names, anomalies)
+        elif split.defined_over:  # the bound is a fact of the table, decoded or not
+            _defined_symbols(_Dynsym(0, [], True, [], False), names, anomalies)
     index: dict[int, tuple[str, str | None]] = {}  # version index -> (name, library)
     budget = [MAX_VERSION_RECORDS]
     data = version_data.get(SHT_GNU_VERNEED)

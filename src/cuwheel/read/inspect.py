@@ -26,6 +26,7 @@ def inspect(
     limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
     payload: str = "sample",
+    exports: bool = True,
 ) -> Inventory:
     """Inventory the device code and linkage of wheels, directories, files or installed
     distributions (``dists``, or every distribution of this environment with ``env``).
@@ -36,16 +37,22 @@ def inspect(
     "none", or "kernels" (every cubin and PTX text, with the names of their entry kernels:
     ``FatbinEntry.kernel_names``).
     ``workers``: processes for the reading (default: every CPU this process may use, as
-    ``iter_inspect``; no process starts for less than 64 MiB to read).
+    ``iter_inspect``; no process starts for less than 64 MiB to read). ``exports=False``
+    leaves the names of ELF libraries' exported symbols out (``Binary.exported`` empty),
+    for a reading that never shows them: decoding tens of thousands of C++ names is most
+    of the time of a large library (bench/bench_startup.py).
     """
+    from cuwheel.read.elfsyms import exports_read
+
     _check_payload(payload)
     if isinstance(targets, (str, os.PathLike)):
         targets = [targets]
     paths = [os.fspath(t) for t in targets]
     found: list[Source | None] = [None] * len(paths)
-    for i, src in iter_inspect(paths, workers=workers, limits=limits, progress=progress,
-                               payload=payload, finish=keep_source):
-        found[i] = src
+    with exports_read(exports):
+        for i, src in iter_inspect(paths, workers=workers, limits=limits, progress=progress,
+                                   payload=payload, finish=keep_source):
+            found[i] = src
     sources = [s for s in found if s is not None]
     names = list(dists)
     # only here: the installed-distribution reader costs start-up time

@@ -36,9 +36,13 @@ DEVICE_SECTIONS = {
 }
 MAX_TABLE = 64 << 20
 # Budgets per image (what is beyond is not read, an anomaly): import descriptors (real
-# DLLs: a few dozen) and export names (torch_cpu.dll-sized DLLs: some 100k).
+# DLLs: a few dozen), export names (torch_cpu.dll-sized DLLs: some 100k) and functions
+# imported by name, all DLLs together (torch_python.dll: some 20k).
 MAX_IMPORTS = 10_000
 MAX_EXPORTS = 2_000_000
+MAX_IMPORT_NAMES = 2_000_000
+# Import lookup table entries asked for at a time (a table ends at a zero entry).
+_THUNKS = 512
 WRAPPER_MAGIC = 0x466243B1
 # Sections that never hold embedded data (not searched for containers).
 NOT_DATA = (".pdata", ".xdata", ".reloc", ".rsrc", ".idata", ".edata", ".tls", ".CRT",
@@ -52,6 +56,9 @@ class PeFacts:
     sections: list[Region] = field(default_factory=list)
     needed: list[str] = field(default_factory=list)
     exported: list[str] = field(default_factory=list)
+    # Functions imported by name: (DLL, name) in descriptor and table order; by ordinal
+    # ones have no name and are not listed.
+    imported: list[tuple[str, str]] = field(default_factory=list)
     # .nvFatBi wrapper records: container file offset -> version (2 = device-link step)
     wrappers: dict[int, int] = field(default_factory=dict)
 
@@ -83,6 +90,12 @@ class PeReader:
         self._chars: list[int] = []
         self._map: RangeMap[tuple[int, int]] = RangeMap(())  # rva -> (va, rawptr)
         self._imports: dict[int, str] = {}  # descriptor order -> dll name
+        # Import lookup tables by RVA -> names, each read once however many descriptors
+        # name it, and descriptor order -> its table's RVA.
+        self._by_name: dict[int, list[str]] = {}
+        self._table_of: dict[int, int] = {}
+        self._names_left = MAX_IMPORT_NAMES
+        self._thunk = 8  # PE32+; 4 in PE32
         self._exports: list[str] = []
         self._image_base = 0
         self._strtab_off = 0
@@ -133,6 +146,7 @@ class PeReader:
             elif magic == 0x10B and optsize >= 96:
                 (self._image_base,) = struct.unpack_from("<I", data, 28)
                 ndir_at, dir_at = 92, 96
+                self._thunk = 4
             else:
                 raise PeError(f"unknown optional header magic 0x{magic:x} (size {optsize})")
             (ndir,) = struct.unpack_from("<I", data, ndir_at)
@@ -245,13 +259,23 @@ class PeReader:
                 self.anomalies.add(f"{what} directory: more than {MAX_IMPORTS} descriptors; "
                                    "the rest are not read")
                 break
+            key = (1 << 20) * int(delay) + i
             if delay:
                 attrs, name_rva = struct.unpack_from("<II", rec, 0)
+                (table,) = struct.unpack_from("<I", rec, 16)  # import name table
                 if not attrs & 1 and name_rva >= self._image_base:
                     name_rva -= self._image_base  # old delay-load descriptors hold VAs
+                    table -= self._image_base if table >= self._image_base else 0
             else:
                 (name_rva,) = struct.unpack_from("<I", rec, 12)
-            by_rva.setdefault(name_rva, []).append((1 << 20) * int(delay) + i)
+                lookup, first = struct.unpack_from("<I8xI", rec, 0)
+                table = lookup or first  # no lookup table: the address table's first state
+            by_rva.setdefault(name_rva, []).append(key)
+            if table:
+                if table not in self._by_name:
+                    self._by_name[table] = []
+                    self._lookup_table(table, table, what)
+                self._table_of[key] = table
         for name_rva, keys in by_rva.items():
             off = self._rva(name_rva)
             if off is None or off >= self.size:
@@ -259,6 +283,67 @@ class PeReader:
                 continue
             self._get(off, min(MAX_NAME + 1, self.size - off),
                       self._import_name(keys, f"{what} name at 0x{off:x}"), f"{what} name")
+
+    def _lookup_table(self, key: int, rva: int, what: str) -> None:
+        """The import lookup table of one descriptor (PE32+: 8-byte entries, PE32: 4;
+        the top bit marks an import by ordinal, else the low 31 bits are the RVA of a
+        2-byte hint and the name), read ``_THUNKS`` entries at a time to its zero entry."""
+        off = self._rva(rva)
+        if off is None or off >= self.size:
+            self.anomalies.add(f"{what} lookup table RVA 0x{rva:x} lies in no section's data")
+            return
+        width = self._thunk
+        n = min(_THUNKS, (self.size - off) // width)
+        if n <= 0:
+            return
+
+        def take(data: bytes) -> None:
+            rvas = []
+            fmt = "<Q" if width == 8 else "<I"
+            ended = False
+            for (v,) in struct.iter_unpack(fmt, data[: len(data) - len(data) % width]):
+                if not v:
+                    ended = True
+                    break
+                if not v >> (8 * width - 1):
+                    rvas.append(v & 0x7FFFFFFF)
+            if len(rvas) > self._names_left:
+                self.anomalies.add(f"more than {MAX_IMPORT_NAMES} functions imported by "
+                                   "name; the rest are not read")
+                self._names_left = 0
+                return
+            self._names_left -= len(rvas)
+            self._hint_names(key, rvas, what)
+            if not ended and n == _THUNKS:
+                self._lookup_table(key, rva + n * width, what)
+
+        self._get(off, n * width, take, f"{what} lookup table")
+
+    def _hint_names(self, key: int, rvas: list[int], what: str) -> None:
+        offs = [(i, o) for i, r in enumerate(rvas)
+                if (o := self._rva(r)) is not None and o + 2 < self.size]
+        if len(offs) < len(rvas):
+            self.anomalies.add(f"{what}: a hint/name RVA lies in no section's data")
+        if not offs:
+            return
+        # A linker stores one DLL's names together; one request covers them.
+        lo = min(o for _, o in offs)
+        hi = min(max(o for _, o in offs) + 2 + MAX_NAME + 1, self.size)
+        names = self._by_name.setdefault(key, [])  # key: the table's RVA
+        if hi - lo > MAX_TABLE:
+            self.anomalies.add(f"{what}: hint/name entries spread over more than "
+                               f"{MAX_TABLE} bytes; not read")
+            return
+
+        def take(blob: bytes) -> None:
+            table = StringTable(blob, f"{what} names", self.budget, self.anomalies,
+                                encoding="latin-1")
+            for _, o in offs:
+                name = table.get(o - lo + 2)
+                if name is not None:
+                    names.append(name)
+
+        self._get(lo, hi - lo, take, f"{what} names")
 
     def _import_name(self, keys: list[int], what: str) -> Callable[[bytes], None]:
         def take(data: bytes) -> None:
@@ -308,5 +393,16 @@ class PeReader:
 
     def finish(self) -> PeFacts:
         self.facts.needed = [self._imports[k] for k in sorted(self._imports)]
+        left = MAX_IMPORT_NAMES
+        for k in sorted(self._table_of):
+            if k not in self._imports:
+                continue
+            names = self._by_name[self._table_of[k]]
+            if len(names) > left:  # descriptors sharing tables: the names, once more each
+                self.anomalies.add(f"more than {MAX_IMPORT_NAMES} functions imported by "
+                                   "name; the rest are not read")
+                break
+            left -= len(names)
+            self.facts.imported.extend((self._imports[k], n) for n in names)
         self.facts.exported = list(dict.fromkeys(self._exports))
         return self.facts

@@ -24,7 +24,7 @@ from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, Problem, Source
 from cuwheel.read.sources import DirectorySource, Limits, Plan, WheelSource
 from cuwheel.read.targets import classify, read_target
-from cuwheel.read.workers import worker_init
+from cuwheel.read.workers import stop_pool, worker_init
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -319,7 +319,7 @@ class Run(Generic[T]):
                     yield from self._isolated(left, ctx)
                     return
         except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
+            stop_pool(pool)
             raise
         pool.shutdown(wait=True)
 
@@ -360,6 +360,11 @@ class Run(Generic[T]):
                 yield from ready
                 if fin is not None:
                     items.insert(0, fin)
+        except BaseException:
+            if pool is not None:
+                stop_pool(pool)
+                pool = None
+            raise
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)

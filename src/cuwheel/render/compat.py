@@ -323,21 +323,38 @@ def _cell(v: Verdict | None) -> str:
     return "" if v is None else v.short
 
 
-def matrix_text(m: Matrix) -> str:
+def matrix_text(m: Matrix, width: int | None = None) -> str:
+    """The table; wider than ``width`` columns, the libraries are shown in blocks that
+    fit, each with the GPU column again."""
     cols = _column_names(m)
     if not cols:
         return "no library with device code found\n"
     row_w = max([len("GPU")] + [len(t.label) for t in m.targets])
+    key: list[str] = []
+    if width is not None and row_w + sum(max(len(c), 7) + 2 for c in cols) > width:
+        key = [f"[{j + 1}] {c}" for j, c in enumerate(cols)]  # headers by number
+        cols = [f"[{j + 1}]" for j in range(len(cols))]
     widths = [max(len(c), 7) for c in cols]
-    lines = []
-    lines.append(
-        "  ".join(["GPU".ljust(row_w), *(c.ljust(w) for c, w in zip(cols, widths, strict=True))])
-    )
-    for i, t in enumerate(m.targets):
-        cells = [_cell(v).ljust(w) for v, w in zip(m.cells[i], widths, strict=True)]
-        lines.append("  ".join([t.label.ljust(row_w), *cells]).rstrip())
+    blocks: list[list[int]] = [[]]
+    used = row_w
+    for j, w in enumerate(widths):
+        if blocks[-1] and width is not None and used + 2 + w > width:
+            blocks.append([])
+            used = row_w
+        blocks[-1].append(j)
+        used += 2 + w
+    lines: list[str] = []
+    for block in blocks:
+        if lines:
+            lines.append("")
+        lines.append("  ".join(["GPU".ljust(row_w), *(cols[j].ljust(widths[j]) for j in block)])
+                     .rstrip())
+        for i, t in enumerate(m.targets):
+            cells = [_cell(m.cells[i][j]).ljust(widths[j]) for j in block]
+            lines.append("  ".join([t.label.ljust(row_w), *cells]).rstrip())
     legend = ", ".join(f"{v.short} = {v.value}" for v in Verdict if v is not Verdict.HOST)
     lines.append("")
+    lines.extend(key)
     lines.append(f"legend: {legend}")
     drivers = {str(t.driver) for t in m.targets if t.driver}
     lines.append(

@@ -12,6 +12,7 @@ and the catalog; nothing reads files, picks targets or knows about rows and poli
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -418,5 +419,32 @@ def _pick(
         return Verdict.DRIVER, gated[1], None
     if any(e.kind is CodeKind.LTOIR for e in entries):
         refusals.append("LTO-IR is never loaded by the driver")
-    reason = f"nothing for CC {device.cc}: " + "; ".join(dict.fromkeys(refusals))
+    reason = f"nothing for CC {device.cc}: " + "; ".join(_grouped(refusals))
     return Verdict.NO_CODE, reason, None
+
+
+# The verb of a refusal (sass_fits, ptx_fits) when several codes share it.
+_PLURAL = (("does not ", "do not "), ("needs ", "need "), ("runs ", "run "), ("is ", "are "),
+           ("covers ", "cover "))
+
+
+def _grouped(refusals: list[str]) -> list[str]:
+    """Refusals that differ only in the code they name, said once: ``sm_70, sm_75 do not
+    run across majors (CC 6.1)``, not the same clause for every architecture."""
+    groups: dict[str, list[str]] = {}
+    for why in dict.fromkeys(refusals):
+        code, _, rest = why.partition(" ")
+        if not re.fullmatch(r"(sm|compute)_[0-9]+[af]?", code) or not rest:
+            code, rest = "", why
+        groups.setdefault(rest, []).append(code)
+    out: list[str] = []
+    for rest, codes in groups.items():
+        if len(named := [c for c in codes if c]) < 2:
+            out.append(f"{named[0]} {rest}" if named else rest)
+            continue
+        for one, many in _PLURAL:
+            if rest.startswith(one):
+                rest = many + rest[len(one):]
+                break
+        out.append(f"{', '.join(named)} {rest}")
+    return out
