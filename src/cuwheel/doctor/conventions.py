@@ -12,7 +12,14 @@ from cuwheel._validate import Checker, TableList
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge.loaders import Variants, parse_variants
 
-__all__ = ["Conventions", "DllDirectories", "Preload", "Variants", "conventions"]
+__all__ = [
+    "Conventions",
+    "DllDirectories",
+    "Preload",
+    "PreloadList",
+    "Variants",
+    "conventions",
+]
 
 DATA_FILE = "loaders.toml"
 
@@ -31,10 +38,21 @@ class DllDirectories:
 
 
 @dataclass(frozen=True)
+class PreloadList:
+    """A package that preloads, at import, the libraries a JSON file of its own names:
+    a list of ``{"package_name", "filename_regex"}``, each loaded (RTLD_GLOBAL) from the
+    first file of that installed distribution whose name the expression matches."""
+
+    carrier: str
+    file: str  # relative to the site directory
+
+
+@dataclass(frozen=True)
 class Conventions:
     preloads: tuple[Preload, ...]
     dll_directories: tuple[DllDirectories, ...]
     variants: tuple[Variants, ...]
+    preload_lists: tuple[PreloadList, ...] = ()
 
 
 def _parse(data: dict[str, object]) -> Conventions:
@@ -42,7 +60,7 @@ def _parse(data: dict[str, object]) -> Conventions:
 
     chk = Checker(DATA_FILE)
     read_meta(data, chk)
-    for key in data.keys() - {"meta", "preload", "dll_directories", "variants"}:
+    for key in data.keys() - {"meta", "preload", "dll_directories", "variants", "preload_list"}:
         chk.problem(key, "unknown table")
     preloads = []
     for i, raw in enumerate(tables(data, "preload", chk)):
@@ -64,9 +82,15 @@ def _parse(data: dict[str, object]) -> Conventions:
         if len(f) == 3:
             dlls.append(DllDirectories(f["carrier"], tuple(f["folders"])))
     variants = parse_variants(data, chk)
+    lists = []
+    for i, raw in enumerate(tables(data, "preload_list", chk)):
+        f = chk.fields(raw, f"[[preload_list]] #{i + 1}",
+                       {"carrier": str, "file": str, "source": str})  # fmt: skip
+        if len(f) == 3:
+            lists.append(PreloadList(f["carrier"], f["file"]))
     if chk.problems:
         raise CatalogError(chk.problems)
-    return Conventions(tuple(preloads), tuple(dlls), variants)
+    return Conventions(tuple(preloads), tuple(dlls), variants, tuple(lists))
 
 
 @functools.cache
