@@ -115,8 +115,14 @@ def test_unknown_distribution_is_a_problem_not_an_exception() -> None:
 
 
 def test_env_reads_every_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = importlib.metadata.distribution("isal")
-    monkeypatch.setattr(importlib.metadata, "distributions", lambda: [real, real])
+    from cuwheel.read import installed
+
+    site = os.path.dirname(os.fspath(importlib.metadata.distribution("isal")._path))  # type: ignore[attr-defined]
+    # the site twice (a path on sys.path twice): isal is read once
+    monkeypatch.setattr(installed, "site_dirs", lambda: [site, site])
+    monkeypatch.setattr(installed, "_dist_infos", lambda s, real=installed._dist_infos: (
+        lambda r: (r[0], [i for i in r[1] if os.path.basename(i).startswith("isal-")], r[2])
+    )(real(s)))
     inv = cuwheel.inspect([], env=True)
     assert [s.path.split()[0] for s in inv.sources] == ["isal"]  # once, not twice
 

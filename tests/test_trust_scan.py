@@ -387,3 +387,84 @@ def test_a_record_line_past_the_limit_is_read_past_in_pieces(
         assert len(recs) == 2 and "longer than 100 bytes" in str(damaged[0])
     else:  # the file ends inside the long line: an unfinished last line
         assert len(recs) == 1 and "unfinished" in str(damaged[0])
+
+
+# -- issue 31: the second round's remainders (anchor flood, tag soup, slow-loris) --------
+
+
+def test_a_slow_loris_page_is_stopped_by_its_own_page_budget(site: Site) -> None:
+    stop = threading.Event()
+
+    def trickle(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.end_headers()
+        while not stop.is_set():  # a byte every 50 ms: far under min_rate
+            try:
+                h.wfile.write(b" ")
+                h.wfile.flush()
+            except OSError:
+                return
+            stop.wait(0.05)
+
+    site.pages["/simple/alpha/"] = trickle
+    # the run's budget is ten minutes; the page's own (0.5 s plus a second per MiB) ends it
+    policy = IndexPolicy(f"{site.url}/simple/", page_seconds=0.5)
+    try:
+        with pytest.raises(InputError, match="index page arrived too slowly"):
+            from_index(f"{site.url}/simple/", Filters(projects=("alpha",)), policy=policy)
+    finally:
+        stop.set()
+
+
+@pytest.mark.parametrize("soup", [
+    "<a " * 2_000_000,  # 60 KB of this cost the HTML parser 32 s of CPU
+    "<" * 4_000_000, "<a href='" + "x" * 10_000_000, "<!--" * 2_000_000, "<div " * 2_000_000,
+])
+def test_tag_soup_is_one_linear_pass(soup: str) -> None:
+    from cuwheel.scan.inputs import _anchors
+
+    t0 = time.process_time()  # CPU time, not the wall clock
+    assert _anchors("u", soup, IndexPolicy("http://x/simple/")) == []
+    assert time.process_time() - t0 < 5.0
+
+
+def test_an_anchor_flood_stops_at_the_bound_and_holds_little() -> None:
+    import tracemalloc
+
+    from cuwheel.scan.inputs import _anchors
+
+    flood = '<a href="x.whl">x.whl</a>\n' * 2_500_000  # a 64 MiB page of anchors
+    policy = IndexPolicy("http://x/simple/")
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="more than 200000 links"):
+            _anchors("u", flood, policy)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 128 << 20, peak  # the parser before held every anchor: 885 MB
+
+
+@pytest.mark.parametrize("n,ok", [(200_000, True), (200_001, False)])
+def test_links_per_page_at_and_past_the_bound(n: int, ok: bool) -> None:
+    from cuwheel.scan.inputs import _anchors
+
+    page = '<a href="x.whl">x.whl</a>' * n
+    if ok:
+        assert len(_anchors("u", page, IndexPolicy("http://x/simple/"))) == n
+    else:
+        with pytest.raises(InputError, match="more than 200000 links"):
+            _anchors("u", page, IndexPolicy("http://x/simple/"))
+
+
+def test_anchors_read_as_pep_503_writes_them() -> None:
+    from cuwheel.scan.inputs import _anchors
+
+    page = ('<!DOCTYPE html><html><body>\n<A HREF="../f/a-1.0.whl#sha256=ab" '
+            "data-yanked='' data-requires-python=\"&gt;=3.9\">a-1.0.whl</A><br/>\n"
+            "<a href=b-2.0.whl>b-2.0.whl</a></body></html>")
+    links = _anchors("u", page, IndexPolicy("http://x/simple/"))
+    assert [(h, t) for h, t, _ in links] == [("../f/a-1.0.whl#sha256=ab", "a-1.0.whl"),
+                                             ("b-2.0.whl", "b-2.0.whl")]
+    assert links[0][2]["data-yanked"] == "" and links[0][2]["data-requires-python"] == ">=3.9"

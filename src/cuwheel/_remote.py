@@ -9,8 +9,10 @@
 * budgets, each a hard stop with a one-line error: requests per run (``max_requests``),
   bytes per page (``max_page``), seconds for all pages of a run (``seconds``, checked
   between reads, each socket wait at most what is left), links per page
-  (``max_links``); pages are never followed from pages beyond the fixed depth (root ->
-  project page -> files).
+  (``max_links``), and seconds per page (``page_seconds`` plus one second per
+  ``min_rate`` bytes it has sent: a page that trickles, a slow-loris, is stopped at its
+  own budget, not at the run's); pages are never followed from pages beyond the fixed
+  depth (root -> project page -> files).
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ class IndexPolicy:
     max_page: int = 64 << 20  # PyPI's root page, for a --project glob, is ~40 MiB
     max_links: int = 200_000
     seconds: float = 600.0
+    page_seconds: float = 30.0
+    min_rate: int = 1 << 20  # bytes a second a page earns beyond page_seconds
     requests: int = field(default=0, init=False)
     _start: float | None = field(default=None, init=False, repr=False)
 
@@ -130,12 +134,28 @@ class IndexPolicy:
         req = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": user_agent})
         chunks: list[bytes] = []
         size = 0
+        start = time.monotonic()
+
+        def wait() -> float:  # what this page may still take: its budget and the run's
+            page = self.page_seconds + size / self.min_rate - (time.monotonic() - start)
+            if page <= 0:
+                raise InputError(url, f"index page arrived too slowly ({size} bytes in "
+                                 f"{self.page_seconds + size / self.min_rate:.0f} s)")
+            return min(page, self._left(url))
+
         try:
-            with checked_opener().open(req, timeout=self._left(url)) as resp:
+            with checked_opener().open(req, timeout=wait()) as resp:
                 ctype = resp.headers.get("Content-Type", "")
+                sock = getattr(getattr(getattr(resp, "fp", None), "raw", None), "_sock", None)
                 while True:
-                    self._left(url)
-                    block = resp.read1(_READ)
+                    left = wait()
+                    if isinstance(sock, socket.socket):
+                        sock.settimeout(left)  # one wait never outlasts the page's budget
+                    try:
+                        block = resp.read1(_READ)
+                    except TimeoutError:
+                        wait()  # the budget that ran out says so, not "timed out"
+                        raise
                     if not block:
                         break
                     size += len(block)

@@ -355,12 +355,28 @@ def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
     return None
 
 
+MAX_CONFIG = 4 << 20  # a config of a thousand rows is ~100 KB
+
+
+def read_config_text(p: Path) -> str:
+    """A config file's text, read as every untrusted file is (cuwheel._paths: a regular
+    file, never a FIFO, at most MAX_CONFIG bytes, its size known before a byte is read)
+    and decoded by the stated rule (UTF-8; UTF-16/32 with a BOM); OSError, or ValueError
+    whose message is one line."""
+    from cuwheel._paths import decode_text, read_untrusted
+
+    data = read_untrusted(os.fspath(p), MAX_CONFIG)
+    if data is None:
+        raise ValueError(f"larger than {MAX_CONFIG} bytes; not a configuration")
+    return decode_text(data, strict=True)
+
+
 def _has_table(pyproject: Path) -> bool:
     # An unreadable or invalid pyproject.toml is reported when it is loaded, not skipped:
     # passing over a broken file would silently apply someone else's rows.
     try:
-        text = pyproject.read_text(encoding="utf-8")
-    except OSError:
+        text = read_config_text(pyproject)
+    except (OSError, ValueError):
         return True
     try:
         data = tomllib.loads(text)
@@ -384,13 +400,15 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         required = True
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_config_text(p))
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{p}: not valid TOML: nested too deeply") from None
+    except ValueError as exc:  # over MAX_CONFIG, or not UTF-8 (read_config_text)
+        raise ConfigError(f"{p}: {exc}") from None
     if p.name == "pyproject.toml" or "tool" in data:
         tool = data.get("tool", {})
         table = tool.get("cuwheel") if isinstance(tool, dict) else None

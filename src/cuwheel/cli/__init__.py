@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import functools
 import importlib
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -326,14 +327,63 @@ def _safe_streams() -> None:
                 reconfigure(errors="backslashreplace")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from cuwheel._signals import Terminated, terminate_cleanly
+def _quiet_stdout() -> None:
+    """After stdout failed, nothing more may reach it: not the interpreter's flush at exit
+    (a second error, exit 120) and not a later line of a half-written document."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
 
+
+def _stderr_usable() -> bool:
+    """A stderr to say errors on: not closed (``2>&-``), so no error line can land on
+    stdout (``print(file=None)`` writes there) and no result stands without its errors."""
+    if sys.stderr is None:
+        return False
+    try:
+        fd = sys.stderr.fileno()
+    except (OSError, ValueError, AttributeError):
+        return True  # a stream of no descriptor (one in memory) takes what is written
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    if not _stderr_usable():
+        return 2  # nothing on stdout: a result whose errors cannot be said would lie
     _safe_streams()
     try:
+        return _main_streams(argv)
+    finally:
+        cache = sys.modules.get("cuwheel.knowledge._cache")
+        why = cache.refusal() if cache is not None else None
+        if why:
+            from cuwheel.cli._common import warn
+
+            warn(why)
+
+
+def _main_streams(argv: Sequence[str] | None) -> int:
+    from cuwheel._signals import Terminated, terminate_cleanly
+
+    try:
         with terminate_cleanly():  # SIGTERM runs every clean-up (staging, downloads)
-            return main_inner(argv)
+            code = main_inner(argv)
+        try:
+            if sys.stdout is not None:
+                sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise CuwheelError(f"stdout: {getattr(exc, 'strerror', None) or exc}") from None
+        return code
     except CuwheelError as exc:
+        if str(exc).startswith("stdout: "):
+            _quiet_stdout()
         from cuwheel.cli._common import error
 
         if isinstance(exc, CatalogError):  # a packaging bug: its list, line by line
@@ -353,7 +403,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("cuwheel: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
+    except OSError as exc:  # an output stream or file that failed past every other guard
+        from cuwheel.cli._common import error
+
+        if exc.filename is None:
+            _quiet_stdout()
+        error(f"{exc.filename or 'output'}: {exc.strerror or exc}")
+        return 2
 
 
 def entry() -> None:

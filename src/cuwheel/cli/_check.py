@@ -159,14 +159,14 @@ def _wheels(targets: list[str]) -> list[str]:
 def _with_binaries() -> list[str]:
     """The distributions of this environment with a file a binary could be (an ELF or PE
     extension): checking the pure-Python ones would only say that nothing was read."""
-    import importlib.metadata
+    from cuwheel.read.installed import distributions
 
     names: dict[str, str] = {}
-    for d in importlib.metadata.distributions():
-        name = d.metadata["Name"]
+    for d in distributions():  # the one bounded reader (docs/trust.md)
+        name = d.name
         if not name or name.lower() in names:
             continue
-        if any(_BINARY.search(str(f)) for f in d.files or ()):
+        if any(_BINARY.search(f) for f in d.files):
             names[name.lower()] = name
     return sorted(names.values(), key=str.lower)
 

@@ -8,6 +8,7 @@ unusable input or usage; a handler returns 0 or 1 and raises CuwheelError for 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -26,7 +27,7 @@ CONFIG_HELP = (
 
 __all__ = [
     "add_output", "color_enabled", "colorize", "error", "expand_targets", "info",
-    "project_config", "text_width", "warn", "write_output",
+    "project_config", "text_width", "warn", "write_file", "write_output",
 ]  # fmt: skip
 
 
@@ -103,30 +104,85 @@ def add_output(
     )  # fmt: skip
 
 
-def check_output_path(path: str) -> None:
-    """A one-line CuwheelError (exit 2) when ``-o PATH`` cannot be written, before any work."""
+def check_output_path(path: str, what: str = "-o") -> None:
+    """A one-line CuwheelError (exit 2) when ``what PATH`` cannot be written, before any work."""
     from pathlib import Path
 
     if path == "-":  # stdout, as in most tools
         return
     p = Path(path)
     if p.is_dir():
-        raise CuwheelError(f"-o {escape(path)}: is a directory; name a file")
+        raise CuwheelError(f"{what} {escape(path)}: is a directory; name a file")
     parent = p.parent
     if not parent.is_dir():
-        raise CuwheelError(f"-o {escape(path)}: directory {escape(str(parent))} does not exist")
+        raise CuwheelError(f"{what} {escape(path)}: directory {escape(str(parent))} does not exist")
+
+
+def write_file(path: str, text: str, what: str = "-o", *, links: bool = True) -> None:
+    """The one place a result file is written (``-o``, ``compat --svg``, ``toolkit
+    --lock``, ``init``): to a temporary file beside it, flushed and renamed into place, so
+    a full disk or a kill leaves the previous file whole, never a cut-off document.  A
+    path that is a stream (``/dev/stdout``, a FIFO) is written as a stream.  ``links``
+    False: a path that is a symbolic link is refused (a project file that leads out of the
+    project).  A one-line CuwheelError (exit 2) naming ``what`` and the path otherwise."""
+    import stat
+    import tempfile
+
+    where = f"{what} {escape(path)}" if what else escape(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if not links and os.path.islink(path):
+        raise CuwheelError(f"{where}: is a symbolic link; not written through")
+    data = text.encode("utf-8", "backslashreplace")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            raise CuwheelError(f"{where}: is a directory; name a file")
+        try:
+            with open(path, "wb") as f:  # a terminal, a pipe: no file to replace
+                f.write(data)
+        except OSError as exc:
+            raise CuwheelError(f"{where}: {exc.strerror or exc}") from None
+        return
+    real = os.path.realpath(path) if links else os.path.abspath(path)
+    folder = os.path.dirname(real)
+    if not os.path.isdir(folder):
+        raise CuwheelError(f"{where}: directory {escape(folder)} does not exist")
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.",
+                                   suffix=".tmp")  # fmt: skip
+        with os.fdopen(fd, "wb") as f:
+            if st is not None:
+                mode = stat.S_IMODE(st.st_mode)
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), mode)
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, real)
+        tmp = None
+    except OSError as exc:
+        raise CuwheelError(f"{where}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def write_output(args: argparse.Namespace, text: str) -> None:
-    """The result to ``-o FILE`` or stdout (``-o -``; nothing on stdout with ``-q``)."""
+    """The result to ``-o FILE`` (:func:`write_file`) or stdout (``-o -``; nothing on
+    stdout with ``-q``); a stdout that cannot take it (a full disk, a closed descriptor)
+    is a one-line CuwheelError (exit 2)."""
     path = getattr(args, "output", None)
     if path and path != "-":
         check_output_path(path)
-        try:
-            with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
-                f.write(text)
-        except OSError as exc:
-            raise CuwheelError(f"-o {escape(path)}: {exc.strerror or exc}") from None
+        write_file(path, text)
         return
     if getattr(args, "quiet", False):
         return
@@ -138,7 +194,19 @@ def write_output(args: argparse.Namespace, text: str) -> None:
             text = fit(text, width)
         if color_enabled(args, sys.stdout):
             text = colorize(text)
-    sys.stdout.write(text)
+    write_stdout(text)
+
+
+def write_stdout(text: str) -> None:
+    """``text`` on stdout, flushed: a failure is one CuwheelError line, not a traceback
+    at exit (a broken pipe stays BrokenPipeError: the reader left, cuwheel.cli.main)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError, AttributeError) as exc:
+        raise CuwheelError(f"stdout: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -175,11 +243,14 @@ def text_width(stream: TextIO) -> int | None:
 
 def _message(level: str, text: str) -> None:
     stream = sys.stderr
+    if stream is None:  # a closed stderr: print(file=None) would write it on stdout
+        return
     line = f"cuwheel: {level}: {escape(text)}"
     line = fit_message(line, stream)
-    if color_enabled(None, stream):
-        line = line.replace(f"{level}:", _paint(level, f"{level}:"), 1)
-    print(line, file=stream)
+    with contextlib.suppress(OSError, ValueError):  # a stderr that fails says nothing
+        if color_enabled(None, stream):
+            line = line.replace(f"{level}:", _paint(level, f"{level}:"), 1)
+        print(line, file=stream, flush=True)
 
 
 def error(text: str) -> None:

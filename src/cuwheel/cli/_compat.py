@@ -11,6 +11,7 @@ from cuwheel.cli._common import (
     check_output_path,
     error,
     text_width,
+    write_file,
     write_output,
 )
 from cuwheel.render.escape import dumps
@@ -199,8 +200,7 @@ def _run(args: argparse.Namespace) -> int:
             s.path.rsplit("/", 1)[-1] for s in inventory.sources
         )
         if args.svg:
-            with open(args.svg, "w", encoding="utf-8") as f:
-                f.write(matrix_svg(m, title))
+            write_file(args.svg, matrix_svg(m, title), "--svg")
         if args.format == "json":
             write_output(args, dumps(matrix_json(m), indent=2) + "\n")
         elif args.format == "svg":

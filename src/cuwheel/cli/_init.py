@@ -8,6 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cuwheel.cli._common import write_file
 from cuwheel.errors import ConfigError, CuwheelError
 from cuwheel.render.escape import escape
 
@@ -95,11 +96,12 @@ def _run(args: argparse.Namespace) -> int:
 def _refuse_shadowing(pyproject: Path) -> None:
     """A cuwheel.toml beside a pyproject.toml with [tool.cuwheel] is found first and takes
     the table's place silently (docs/config.md): not without --force."""
+    from cuwheel.config import read_config_text
     from cuwheel.config_init import has_table
 
     try:
-        text = pyproject.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_config_text(pyproject)  # bounded, regular (the config rule)
+    except (OSError, ValueError):
         return
     if has_table(text):
         raise ConfigError(
@@ -117,38 +119,31 @@ def _write(path: Path, text: str, force: bool) -> int:
         raise CuwheelError(f"{_where(path)}: is a directory; name a file")
     if not path.parent.is_dir():
         raise CuwheelError(f"{_where(path)}: directory {_where(path.parent)} does not exist")
-    if path.exists() and not force:
+    if os.path.lexists(path) and not force:
         raise ConfigError(f"{_where(path)} exists; pass --force to overwrite it, or -o FILE")
-    try:
-        with open(path, "w" if force else "x", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-    except FileExistsError:
-        raise ConfigError(f"{_where(path)} exists; pass --force to overwrite it") from None
-    except OSError as exc:
-        raise CuwheelError(f"{_where(path)}: {exc.strerror or exc}") from None
+    # never through a link: --force replaces the project's file, not one it points at
+    write_file(os.fspath(path), text, "", links=False)
     print(f"wrote {_where(path)}: {_rows(text)}; plan and check find it here and below")
     return 0
 
 
 def _append(path: Path, table: str) -> int:
+    from cuwheel.config import read_config_text
     from cuwheel.config_init import append_table
 
     if not path.is_file():
         raise ConfigError(f"{_where(path)}: no such file; --pyproject appends to an existing "
                           "pyproject.toml (without it, init writes cuwheel.toml)")
+    if path.is_symlink():
+        raise CuwheelError(f"{_where(path)}: is a symbolic link; not written through")
     try:
-        raw = path.read_bytes()
-        existing = raw.decode("utf-8")
+        existing = read_config_text(path)  # bounded, regular, UTF-8 (the config rule)
     except OSError as exc:
         raise CuwheelError(f"{_where(path)}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{_where(path)}: not UTF-8 text") from None
+    except ValueError as exc:
+        raise ConfigError(f"{_where(path)}: {exc}") from None
     combined = append_table(existing, table, _where(path))
-    try:
-        with open(path, "a", encoding="utf-8", newline="") as f:
-            f.write(combined[len(existing):])
-    except OSError as exc:
-        raise CuwheelError(f"{_where(path)}: {exc.strerror or exc}") from None
+    write_file(os.fspath(path), combined, "", links=False)  # whole, renamed into place
     print(f"appended [tool.cuwheel] to {_where(path)}: {_rows(table)}")
     return 0
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from cuwheel.cli._common import add_output, check_output_path, write_output
+from cuwheel.cli._common import add_output, check_output_path, write_file, write_output
 from cuwheel.errors import ToolkitError
 from cuwheel.render.escape import dumps, escape
 
@@ -165,6 +165,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output_path(args.output)
+    if args.lock and not args.locked:  # before installing, not after
+        check_output_path(args.lock, "--lock")
 
     cache = Cache.at(args.cache)
     if args.jobs < 1:
@@ -201,8 +203,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             result = install(args.prefix, lock, **opts)
     if args.lock and not args.locked:
-        with open(args.lock, "w", encoding="utf-8") as f:
-            f.write(lock.text())
+        write_file(args.lock, lock.text(), "--lock")
     what = f"{lock.train} (CUDA {lock.cuda}) for {lock.platform} from {lock.source}"
     if result.repaired:
         print(f"cuwheel: {result.prefix} was damaged: {result.repaired.summary()}; "

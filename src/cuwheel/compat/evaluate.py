@@ -16,6 +16,7 @@ from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
+from cuwheel.rules._memo import library_shape
 from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
@@ -101,6 +102,10 @@ def _no_code(
 # ---------------------------------------------------------------------------- roll-ups
 
 
+_JUDGED: dict[tuple[int, Target, bool], LibraryVerdict | None] = {}
+MAX_JUDGED = 65_536
+
+
 def evaluate_binary(
     binary: Binary, target: Target, *, strict: bool = False, static_major: int | None = None
 ) -> LibraryVerdict | None:
@@ -109,7 +114,23 @@ def evaluate_binary(
 
     Each container keeps its own verdict; what depends on the library as a whole (the
     runtime's device link of -rdc code, containers for other GPUs) is said at this level.
+    A library of the same shape as one already judged on this target (equal facts, its
+    path aside: rules/_memo.library_shape) is not judged again: a wheel of 3,000 copies
+    costs one judgment per GPU, as each container shape does within a library.
     """
+    key = (library_shape(binary), target, strict)
+    if key in _JUDGED:
+        lv = _JUDGED[key]
+        return lv if lv is None or lv.path == binary.path else replace(lv, path=binary.path)
+    if len(_JUDGED) >= MAX_JUDGED:
+        _JUDGED.clear()
+    lv = _JUDGED[key] = _evaluate_binary(binary, target, strict=strict)
+    return lv
+
+
+def _evaluate_binary(
+    binary: Binary, target: Target, *, strict: bool = False
+) -> LibraryVerdict | None:
     os = binary_os(binary)
     device, _ = effective_arch(target, os)
     cuda = driver_cuda_version(target.driver, os) if target.driver else None

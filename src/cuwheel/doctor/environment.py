@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from cuwheel._paths import decode_text, read_untrusted
 from cuwheel.model.inventory import Binary, Problem
+from cuwheel.read.installed import distributions, site_dirs
 
 __all__ = ["Distribution", "Environment", "read_environment", "torch_cuda_version"]
 
@@ -22,7 +23,7 @@ _TORCH_CUDA = re.compile(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([0-9]+)\.([0-9]+)", re
 _TORCH_VERSION = re.compile(r"^__version__\s*(?::[^=\n]*)?=\s*['\"]([^'\"]{1,64})", re.MULTILINE)
 
 
-_REQ_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]{0,200})")
+MAX_VERSION_PY = 1 << 20  # torch/version.py is about 400 bytes
 
 
 def _norm(name: str) -> str:
@@ -102,14 +103,16 @@ class Environment:
 
 def torch_cuda_version(site_dirs: Iterable[str]) -> tuple[str | None, tuple[int, int] | None]:
     """(torch.__version__, torch.version.cuda) read from the first ``torch/version.py`` of
-    ``site_dirs`` without importing it; (None, None) when there is no torch."""
+    ``site_dirs`` without importing it; (None, None) when there is no torch.  The file is
+    opened as every untrusted file is (cuwheel._paths.open_untrusted: regular, inside its
+    site directory, at most MAX_VERSION_PY bytes)."""
     for site in site_dirs:
         path = os.path.join(site, "torch", "version.py")
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read(64 << 10)
+            data = read_untrusted(path, MAX_VERSION_PY, os.path.realpath(site))
         except OSError:
             continue
+        text = decode_text(data or b"")
         v = _TORCH_VERSION.search(text)
         c = _TORCH_CUDA.search(text)
         return (v[1] if v else None), ((int(c[1]), int(c[2])) if c else None)
@@ -118,7 +121,7 @@ def torch_cuda_version(site_dirs: Iterable[str]) -> tuple[str | None, tuple[int,
 
 def default_sites() -> list[str]:
     """The running interpreter's import path, as directories."""
-    return [p for p in sys.path if p and os.path.isdir(p)]
+    return site_dirs()
 
 
 def read_environment(
@@ -128,30 +131,24 @@ def read_environment(
     workers: int | None = None,
 ) -> Environment:
     """The distributions installed in ``sites`` (default: this interpreter's sys.path),
-    the first of each name winning as imports do; the binaries of every one (of ``only``,
-    when given, by distribution name) are read."""
-    import importlib.metadata
-
+    the first of each name winning as imports do, read by the one reader of installed
+    distributions (cuwheel.read.installed: bounded, RECORD rows inside the site only); the
+    binaries of every one (of ``only``, when given, by distribution name) are read."""
     from cuwheel.read.inspect import inspect
 
     site_list = [os.path.abspath(s) for s in (default_sites() if sites is None else sites)]
     found: list[Distribution] = []
     seen: set[str] = set()
     for site in site_list:
-        for dist in importlib.metadata.distributions(path=[site]):
-            name = str(dist.metadata["Name"] or "")
-            if not name or _norm(name) in seen:
+        for dist in distributions([site]):
+            if _norm(dist.name) in seen:
                 continue
-            seen.add(_norm(name))
-            files = []
-            for f in dist.files or ():
-                p = os.path.normpath(os.path.join(site, str(f)))
-                if os.path.isfile(p) and not os.path.islink(p):
-                    files.append(p)
-            reqs = tuple(dict.fromkeys(
-                _norm(m[0]) for r in (dist.requires or ())
-                if (m := _REQ_NAME.match(r)) is not None))  # fmt: skip
-            found.append(Distribution(name, str(dist.version), site, tuple(files), (), (), reqs))
+            seen.add(_norm(dist.name))
+            # a RECORD row that is itself a link is not the distribution's file (its
+            # target, when the distribution's, has a row of its own)
+            files = tuple(f for f in dist.files if not os.path.islink(f))
+            found.append(Distribution(dist.name, dist.version, site, files, (),
+                                      dist.problems, dist.requires))  # fmt: skip
     wanted = {_norm(n) for n in only}
     to_read = [
         p for d in found if not wanted or _norm(d.name) in wanted
@@ -164,7 +161,7 @@ def read_environment(
     index: dict[str, list[str]] = {}
     for d in found:
         binaries: list[Binary] = []
-        problems: list[Problem] = []
+        problems: list[Problem] = list(d.problems)
         for p in d.files:
             index.setdefault(os.path.basename(p), []).append(p)
             src = by_path.get(p)

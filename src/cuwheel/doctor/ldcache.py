@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from cuwheel._paths import read_untrusted
 from cuwheel.errors import InputError
 from cuwheel.knowledge.platforms import load_platforms
 
@@ -30,6 +31,7 @@ _NEW_ENTRY = 24
 _OLD_ENTRY = 12
 # A real cache is tens of KiB; anything far bigger is not one.
 MAX_CACHE = 64 << 20
+MAX_STRING = 4096  # PATH_MAX: the longest path the loader opens
 
 
 @dataclass(frozen=True)
@@ -58,12 +60,20 @@ class LdCache:
         return None
 
 
-def _cstr(data: bytes, base: int, off: int, path: str) -> str:
+def _cstr(data: bytes, base: int, off: int, path: str, memo: dict[int, str]) -> str:
+    """The string at ``off``, decoded once per offset (two million entries naming one
+    string share one ``str``), at most MAX_STRING bytes (a path is at most PATH_MAX)."""
+    found = memo.get(off)
+    if found is not None:
+        return found
     at = base + off
-    end = data.find(b"\0", at)
-    if off < 0 or at >= len(data) or end < 0:
+    end = data.find(b"\0", at, at + MAX_STRING + 1)
+    if off < 0 or at >= len(data):
         raise InputError(path, f"string offset {off:#x} outside the cache")
-    return data[at:end].decode("utf-8", "surrogateescape")
+    if end < 0:
+        raise InputError(path, f"string at {off:#x} has no NUL within {MAX_STRING} bytes")
+    memo[off] = text = data[at:end].decode("utf-8", "surrogateescape")
+    return text
 
 
 def parse_ld_cache(data: bytes, path: str = "ld.so.cache") -> LdCache:
@@ -84,10 +94,11 @@ def parse_ld_cache(data: bytes, path: str = "ld.so.cache") -> LdCache:
     if table + nlibs * _NEW_ENTRY > len(data):
         raise InputError(path, f"{nlibs} entries do not fit in {len(data)} bytes")
     entries = []
+    memo: dict[int, str] = {}
     for i in range(nlibs):
         flags, key, value, _osv, _hwcap = struct.unpack_from("<iIIIQ", data, table + i * 24)
-        entries.append(LdCacheEntry(_cstr(data, base, key, path), _cstr(data, base, value, path),
-                                    flags))  # fmt: skip
+        entries.append(LdCacheEntry(_cstr(data, base, key, path, memo),
+                                    _cstr(data, base, value, path, memo), flags))
     return LdCache(path, tuple(entries))
 
 
@@ -95,12 +106,11 @@ def read_ld_cache(path: str = "/etc/ld.so.cache") -> LdCache | None:
     """The cache at ``path``; None when there is none (not Linux, a container without
     ldconfig).  InputError when it is there but unreadable or not a cache."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_CACHE + 1)
+        data = read_untrusted(path, MAX_CACHE)  # regular, never a blocking FIFO
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise InputError(path, exc.strerror or str(exc)) from None
-    if len(data) > MAX_CACHE:
+    if data is None:
         raise InputError(path, f"over {MAX_CACHE} bytes: not an ld.so cache")
     return parse_ld_cache(data, path)

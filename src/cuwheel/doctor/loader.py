@@ -55,6 +55,9 @@ def cannot_open(name: str) -> str:
     return f"{name}: cannot open shared object file: No such file or directory"
 
 
+MAX_SEARCH_DIRS = 4096
+
+
 @dataclass(frozen=True)
 class SearchContext:
     """What the loader of this machine searches besides the binaries' own run paths."""
@@ -67,7 +70,10 @@ class SearchContext:
 
     @classmethod
     def from_environ(cls, env: dict[str, str], ld_cache: LdCache | None) -> SearchContext:
-        llp = tuple(env.get("LD_LIBRARY_PATH", "").split(":")) if env.get("LD_LIBRARY_PATH") else ()
+        # Each directory once, as the loader's search of it ends the same every time (131,000
+        # empty entries are one "."), and at most MAX_SEARCH_DIRS of them.
+        llp = tuple(dict.fromkeys(env.get("LD_LIBRARY_PATH", "").split(":")))[:MAX_SEARCH_DIRS] \
+            if env.get("LD_LIBRARY_PATH") else ()
         keep = tuple(sorted((k, v) for k, v in env.items() if k.startswith("BNB_")))
         return cls(llp, ld_cache, None, keep)
 

@@ -12,26 +12,34 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import mmap
 import os
 import re
-import stat
 import struct
 from collections.abc import Callable, Iterator
 
+from cuwheel._json import JsonError, load_json
+from cuwheel._paths import open_untrusted, read_untrusted
 from cuwheel.errors import InputError
 from cuwheel.model.artifact import ArtifactFacts, TrainEvidence
 from cuwheel.model.inventory import Binary, Problem, Source
 from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
 from cuwheel.read.cubin import EM_CUDA
-from cuwheel.read.sources import DEFAULT_LIMITS, Limits, WheelFile, read_member, read_path
+from cuwheel.read.sources import (
+    DEFAULT_LIMITS,
+    Limits,
+    Member,
+    WheelFile,
+    read_member,
+    read_path,
+)
 from cuwheel.read.stream import Chunk
 
 __all__ = ["artifact_kind", "embedded_cubins", "facts_of", "read_artifact"]
 
 # Members and embedded images read per artifact; beyond these the input is refused.
 MAX_TEXT_MEMBER = 8 << 20
+MAX_TEXT_TOTAL = 64 << 20  # text members of one package read, all together
 MAX_MEMBER = 1 << 30  # an ExecuTorch segment or a plain library read whole
 MAX_SCANNED = 512 << 20  # a host library searched for embedded cubins
 MAX_EMBEDDED = 4096
@@ -57,14 +65,9 @@ def artifact_kind(path: str) -> str | None:
     if lower.endswith(".whl"):
         return None
     try:
-        # Not open(): a FIFO would block it; only a regular file is looked at.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            head = os.pread(fd, SNIFF_BYTES, 0)
-        finally:
-            os.close(fd)
+        # The one opener: a FIFO would block open(); only a regular file is looked at.
+        with open_untrusted(path) as fh:
+            head = fh.read(SNIFF_BYTES)
     except OSError:
         return None
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
@@ -213,8 +216,8 @@ def _dedupe(ev: list[TrainEvidence]) -> list[TrainEvidence]:
 
 def _metadata_json(raw: bytes) -> list[tuple[str, str]]:
     try:
-        obj = json.loads(raw)
-    except ValueError:
+        obj = load_json(raw, max_bytes=MAX_TEXT_MEMBER)
+    except JsonError:
         return []
     if not isinstance(obj, dict):
         return []
@@ -234,6 +237,7 @@ def _read_aoti(path: str, limits: Limits) -> Source:
         src = Source("aoti-package", path, problems=(Problem(exc.path, exc.problem),))
         return _done(src)
     seen = 0
+    text_left = MAX_TEXT_TOTAL
     with wf:
         members = [m for m in wf.members if not m.is_dir()]
         if not any(_AOTI_DIR.search(m.name) for m in members):
@@ -245,9 +249,14 @@ def _read_aoti(path: str, limits: Limits) -> Source:
             seen += 1
             display = wf.display(m.name)
             if m.name.endswith(("_metadata.json", ".cpp", ".h", ".json")):
+                if m.file_size > text_left:
+                    notes.append(f"{display}: {m.file_size} bytes; past the package's "
+                                 f"{MAX_TEXT_TOTAL} bytes of text, not read")
+                    continue
                 raw = wf.read_small(m.name, MAX_TEXT_MEMBER)
                 if raw is None:
                     continue
+                text_left -= len(raw)
                 if m.name.endswith("_metadata.json"):
                     metadata += _metadata_json(raw)
                 else:
@@ -264,15 +273,29 @@ def _read_aoti(path: str, limits: Limits) -> Source:
                 notes.append(f"{display}: {m.file_size} bytes; not searched for embedded cubins")
                 continue
             try:
-                data = b"".join(wf.chunks(m))
+                binaries += _spooled_cubins(wf, m, display, _container_ranges(bs))
             except InputError as exc:
                 problems.append(Problem(exc.path, exc.problem))
-                continue
-            binaries += embedded_cubins(display, data, skip=_container_ranges(bs))
     ev, imported = _binary_evidence(binaries)
     src = Source("aoti-package", path, files_seen=seen, binaries=tuple(binaries),
                  problems=tuple(problems))
     return _done(src, metadata, _dedupe(evidence) + ev, imported, tuple(notes))
+
+
+def _spooled_cubins(wf: WheelFile, m: Member, display: str,
+                    skip: list[tuple[int, int]]) -> list[Binary]:
+    """The cubins embedded in member ``m``: its bytes written to a temporary file as they
+    are inflated and searched through a map of it (memory: one chunk and the images)."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as tmp:
+        for chunk in wf.chunks(m):
+            tmp.write(chunk)
+        tmp.flush()
+        if tmp.tell() == 0:
+            return []
+        with mmap.mmap(tmp.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return embedded_cubins(display, mm, skip=skip)  # type: ignore[arg-type]
 
 
 def _read_triton_cache(root: str) -> Source:
@@ -280,6 +303,7 @@ def _read_triton_cache(root: str) -> Source:
     problems: list[Problem] = []
     metadata: list[tuple[str, str]] = []
     files = 0
+    real_root = os.path.realpath(root)
     for d in sorted(os.listdir(root)):
         sub = os.path.join(root, d)
         if not os.path.isdir(sub) or os.path.islink(sub):
@@ -291,10 +315,10 @@ def _read_triton_cache(root: str) -> Source:
             files += 1
             if n.endswith(".json") and not n.startswith("__grp__"):
                 try:
-                    if os.path.getsize(p) > MAX_KERNEL_JSON:
+                    raw = read_untrusted(p, MAX_KERNEL_JSON, real_root)
+                    if raw is None:
                         continue
-                    with open(p, "rb") as f:
-                        obj = json.loads(f.read())
+                    obj = load_json(raw, max_bytes=MAX_KERNEL_JSON)
                 except (OSError, ValueError):
                     problems.append(Problem(p, "unreadable kernel metadata (JSON)"))
                     continue
@@ -356,11 +380,11 @@ def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Source:
     notes: tuple[str, ...] = ()
     if is_bin and not ps and any(b.format in ("elf", "pe") for b in bs):
         try:
-            with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                if len(mm) <= MAX_SCANNED:
-                    data = mm[:]
-                    bs += embedded_cubins(path, data, skip=_container_ranges(bs))
-                    paths = _build_paths(os.path.basename(path), data)
+            with open_untrusted(path) as f, \
+                    mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                if len(mm) <= MAX_SCANNED:  # searched through the map, never copied
+                    bs += embedded_cubins(path, mm, skip=_container_ranges(bs))  # type: ignore[arg-type]
+                    paths = _build_paths(os.path.basename(path), mm)  # type: ignore[arg-type]
                 else:
                     notes = (f"{len(mm)} bytes; not searched for embedded cubins or paths",)
         except (OSError, ValueError) as exc:

@@ -7,6 +7,12 @@ delegates (backend id and compile specs), the named data (key -> segment) and th
 segments, whose bytes are read as binaries where they are one (the CUDA backend stores
 its AOTInductor wrapper library as ``<method>_so_blob``).  Every offset is bounded by the
 file; a malformed file is a problem of its Source, never an exception.
+
+Budgets are by bytes, not items (docs/trust.md#a-hostile-exported-program): a string is
+decoded once per position and at most MAX_STRING bytes of it (90,000 compile specs naming
+one key share one ``str``), a metadata line is kept once, a segment is read once however
+many named-data entries point at it, and all segments of a file together are read up to
+MAX_SEGMENTS_TOTAL bytes.
 """
 
 from __future__ import annotations
@@ -15,13 +21,16 @@ import mmap
 import os
 import struct
 
+from cuwheel._paths import open_untrusted
 from cuwheel.model.inventory import Binary, Problem, Source
 from cuwheel.read.binary import SNIFF_BYTES, sniff
 
 __all__ = ["flatbuffer_kind", "read_executorch"]
 
 MAX_SEGMENT_READ = 1 << 30
+MAX_SEGMENTS_TOTAL = 1 << 30  # bytes of segments read from one file, all together
 MAX_ITEMS = 100_000  # vector elements read in one file, all vectors together
+MAX_STRING = 4096  # bytes of one flatbuffer string decoded (keys, ids: tens of bytes)
 
 
 def flatbuffer_kind(head: bytes) -> str | None:
@@ -46,6 +55,7 @@ class _Fb:
     def __init__(self, buf: bytes | mmap.mmap) -> None:
         self.buf = buf
         self.budget = MAX_ITEMS
+        self.strings: dict[int, str] = {}  # position -> decoded: each string once
 
     def u(self, fmt: str, pos: int) -> int:
         size = struct.calcsize(fmt)
@@ -86,10 +96,15 @@ class _Fb:
         s = self.ref(table, index)
         if s is None:
             return None
+        found = self.strings.get(s)
+        if found is not None:
+            return found
         n = self.u("<I", s)
         if s + 4 + n > len(self.buf):
             raise _Bad("a string past the end")
-        return self.buf[s + 4 : s + 4 + n].decode("utf-8", "replace")
+        text = self.buf[s + 4 : s + 4 + min(n, MAX_STRING)].decode("utf-8", "replace")
+        self.strings[s] = text
+        return text
 
     def scalar(self, table: int, index: int, fmt: str, default: int = 0) -> int:
         pos = self.field(table, index)
@@ -114,7 +129,7 @@ def read_executorch(path: str, kind: str) -> EtRead:
     metadata: list[tuple[str, str]] = []
     notes: list[str] = []
     try:
-        with open(path, "rb") as f:
+        with open_untrusted(path) as f:  # regular only: a FIFO is refused, not waited on
             if os.fstat(f.fileno()).st_size == 0:
                 raise _Bad("empty file")
             # mapped, not read: segments are copied out one at a time, each bounded
@@ -131,57 +146,76 @@ def read_executorch(path: str, kind: str) -> EtRead:
 def _read_into(path: str, kind: str, data: mmap.mmap, binaries: list[Binary],
                problems: list[Problem], metadata: list[tuple[str, str]],
                notes: list[str]) -> None:
-    from cuwheel.read.artifacts import _read_bytes
-
     try:
-        if kind == "executorch-program":
-            fb = _Fb(data)
-            base = 0
-            if data[8:12] == b"eh00":
-                base = struct.unpack_from("<Q", data, 24)[0] if len(data) >= 32 else 0
-            prog = fb.root()
-            metadata.append(("ET_PROGRAM_VERSION", str(fb.scalar(prog, 0, "<I"))))
-            for plan in fb.vector(prog, 1):
-                method = fb.string(plan, 0) or "?"
-                for d in fb.vector(plan, 7):
-                    backend = fb.string(d, 0) or "?"
-                    metadata.append(("ET_DELEGATE", f"{method}:{backend}"))
-                    for cs in fb.vector(d, 2):
-                        key = fb.string(cs, 0) or "?"
-                        metadata.append(("ET_COMPILE_SPEC", f"{backend}:{key}"))
-            segments = _segments(fb, prog, 4)
-            named = [(fb.string(n, 0) or "?", fb.scalar(n, 1, "<I")) for n in fb.vector(prog, 7)]
-        else:
-            if data[8:12] != b"FH01" or len(data) < 48:
-                raise _Bad("no FH01 header after the file identifier")
-            # The header is inserted into the flatbuffer (its root offset moved past it):
-            # tables are addressed from the start of the file.
-            fb_off, fb_size, base = struct.unpack_from("<QQQ", data, 16)
-            if fb_off + fb_size > len(data):
-                raise _Bad("the flatbuffer runs past the end")
-            fb = _Fb(data)
-            root = fb.root()
-            metadata.append(("ET_DATA_VERSION", str(fb.scalar(root, 0, "<I"))))
-            segments = _segments(fb, root, 1)
-            named = [(fb.string(n, 0) or "?", fb.scalar(n, 1, "<I")) for n in fb.vector(root, 2)]
-        for key, idx in named:
-            metadata.append(("ET_NAMED_DATA", key))
-            if idx >= len(segments):
-                problems.append(Problem(path, f"named data {key!r} points at segment {idx} of "
-                                              f"{len(segments)}"))
-                continue
-            off, length = segments[idx]
-            start = base + off
-            if start + length > len(data):
-                problems.append(Problem(path, f"segment {idx} ({key!r}) runs past the end"))
-                continue
-            if sniff(data[start : start + min(length, SNIFF_BYTES)]) is None:
-                continue  # weights, not a binary: never copied
-            if length > MAX_SEGMENT_READ:
-                notes.append(f"segment {key!r} not read: {length} bytes")
-                continue
-            bs, ps = _read_bytes(f"{path}!{key}", data[start : start + length])
-            binaries += bs
-            problems += ps
+        _program_into(path, kind, data, binaries, problems, metadata, notes)
     except _Bad as exc:
         problems.append(Problem(path, f"malformed ExecuTorch flatbuffer: {exc}"))
+
+
+def _program_into(path: str, kind: str, data: mmap.mmap, binaries: list[Binary],
+                  problems: list[Problem], metadata: list[tuple[str, str]],
+                  notes: list[str]) -> None:
+    from cuwheel.read.artifacts import _read_bytes
+
+    seen: set[tuple[str, str]] = set()
+
+    def meta(key: str, value: str) -> None:  # one line per distinct fact
+        if (key, value) not in seen:
+            seen.add((key, value))
+            metadata.append((key, value))
+
+    if kind == "executorch-program":
+        fb = _Fb(data)
+        base = 0
+        if data[8:12] == b"eh00":
+            base = struct.unpack_from("<Q", data, 24)[0] if len(data) >= 32 else 0
+        prog = fb.root()
+        meta("ET_PROGRAM_VERSION", str(fb.scalar(prog, 0, "<I")))
+        for plan in fb.vector(prog, 1):
+            method = fb.string(plan, 0) or "?"
+            for d in fb.vector(plan, 7):
+                backend = fb.string(d, 0) or "?"
+                meta("ET_DELEGATE", f"{method}:{backend}")
+                keys = dict.fromkeys(fb.string(cs, 0) or "?" for cs in fb.vector(d, 2))
+                for key in keys:  # each distinct key once, formatted once
+                    meta("ET_COMPILE_SPEC", f"{backend}:{key}")
+        segments = _segments(fb, prog, 4)
+        named = [(fb.string(n, 0) or "?", fb.scalar(n, 1, "<I")) for n in fb.vector(prog, 7)]
+    else:
+        if data[8:12] != b"FH01" or len(data) < 48:
+            raise _Bad("no FH01 header after the file identifier")
+        # The header is inserted into the flatbuffer (its root offset moved past it):
+        # tables are addressed from the start of the file.
+        fb_off, fb_size, base = struct.unpack_from("<QQQ", data, 16)
+        if fb_off + fb_size > len(data):
+            raise _Bad("the flatbuffer runs past the end")
+        fb = _Fb(data)
+        root = fb.root()
+        meta("ET_DATA_VERSION", str(fb.scalar(root, 0, "<I")))
+        segments = _segments(fb, root, 1)
+        named = [(fb.string(n, 0) or "?", fb.scalar(n, 1, "<I")) for n in fb.vector(root, 2)]
+    read: dict[tuple[int, int], str] = {}  # (start, length) -> the key it was read as
+    total = 0
+    for key, idx in named:
+        meta("ET_NAMED_DATA", key)
+        if idx >= len(segments):
+            problems.append(Problem(path, f"named data {key!r} points at segment {idx} of "
+                                          f"{len(segments)}"))
+            continue
+        off, length = segments[idx]
+        start = base + off
+        if start + length > len(data):
+            problems.append(Problem(path, f"segment {idx} ({key!r}) runs past the end"))
+            continue
+        if (start, length) in read:
+            continue  # the same bytes under another name: read once
+        read[(start, length)] = key
+        if sniff(data[start : start + min(length, SNIFF_BYTES)]) is None:
+            continue  # weights, not a binary: never copied
+        if length > MAX_SEGMENT_READ or total + length > MAX_SEGMENTS_TOTAL:
+            notes.append(f"segment {key!r} not read: {length} bytes")
+            continue
+        total += length
+        bs, ps = _read_bytes(f"{path}!{key}", data[start : start + length])
+        binaries += bs
+        problems += ps

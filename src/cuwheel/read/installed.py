@@ -1,7 +1,9 @@
 """An installed distribution, read through the source interface (sources.py), and its
 own files (``*.dist-info``: METADATA, WHEEL, RECORD; the
-installation format of PyPA's "Recording installed projects"), read with bounds instead of
-``importlib.metadata``'s whole-file reads:
+installation format of PyPA's "Recording installed projects"), found in the site
+directories and read with bounds instead of through ``importlib.metadata`` (whole-file,
+blocking reads): the one reader of installed distributions, for ``inspect --dist``,
+``check --dist`` / ``--env`` and doctor (docs/trust.md#a-hostile-site-packages):
 
 * METADATA, WHEEL and RECORD are regular files of at most MAX_DIST_FILE bytes (a FIFO or a
   1 GiB METADATA is a problem, not a hang or an allocation);
@@ -20,28 +22,39 @@ import email.message
 import email.parser
 import io
 import os
+import re
 import stat
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from cuwheel._paths import resolve_inside
+from cuwheel._paths import decode_text, read_untrusted, resolve_inside
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Problem, Source, WheelInfo
-from cuwheel.read.sources import Plan, Read, read_opened, read_path, read_regular, read_source
+from cuwheel.read.sources import Plan, Read, read_opened, read_path, read_source
 
 __all__ = [
+    "MAX_DISTS",
     "MAX_DIST_FILE",
     "MAX_RECORD_ROWS",
     "DistSource",
     "InstalledDist",
     "dist_source",
+    "distributions",
     "find",
     "installed_names",
     "installed_source",
+    "site_dirs",
 ]
 
 MAX_DIST_FILE = 16 << 20
 MAX_RECORD_ROWS = 1_000_000
+MAX_DISTS = 100_000  # entries of one site directory looked at
+_REQ_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]{0,200})")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass(frozen=True)
@@ -54,10 +67,17 @@ class InstalledDist:
     metadata: email.message.Message
     wheel: bytes | None  # the WHEEL file's bytes
 
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """The normalised names its Requires-Dist lines name (extras included)."""
+        return tuple(dict.fromkeys(
+            _norm(m[0]) for r in self.metadata.get_all("Requires-Dist") or ()
+            if (m := _REQ_NAME.match(str(r))) is not None))  # fmt: skip
 
-def _read(path: str, what: str, problems: list[Problem]) -> bytes | None:
+
+def _read(path: str, what: str, problems: list[Problem], root: str) -> bytes | None:
     try:
-        data = read_regular(path, MAX_DIST_FILE)
+        data = read_untrusted(path, MAX_DIST_FILE, root)
     except OSError as exc:
         problems.append(Problem(path, f"{what}: {exc.strerror or exc}"))
         return None
@@ -66,36 +86,63 @@ def _read(path: str, what: str, problems: list[Problem]) -> bytes | None:
     return data
 
 
-def _metadata(dist_info: str, problems: list[Problem]) -> email.message.Message:
-    raw = _read(os.path.join(dist_info, "METADATA"), "METADATA", problems)
-    return email.parser.BytesHeaderParser().parsebytes(raw or b"")
+def _metadata(dist_info: str, problems: list[Problem], root: str) -> email.message.Message:
+    raw = _read(os.path.join(dist_info, "METADATA"), "METADATA", problems, root)
+    # one stated decoding (cuwheel._paths.decode_text): a Latin-1 METADATA is read, its
+    # bad bytes U+FFFD, never a traceback
+    return email.parser.HeaderParser().parsestr(decode_text(raw or b""))
 
 
-def _dist_info(dist: Any) -> str | None:
-    path = getattr(dist, "_path", None)  # PathDistribution: its .dist-info directory
-    return os.fspath(path) if path is not None else None
+def site_dirs() -> list[str]:
+    """The running interpreter's import path, as directories (where imports look)."""
+    return [p for p in sys.path if p and os.path.isdir(p)]
 
 
-def find(name: str) -> InstalledDist:
-    """The installed distribution ``name``; InputError when none is installed."""
-    import importlib.metadata
-
-    try:
-        dist = importlib.metadata.distribution(name)
-    except (importlib.metadata.PackageNotFoundError, ValueError):
-        raise InputError(name, "no such distribution is installed") from None
+def _dist_infos(site: str) -> tuple[str, list[str], list[Problem]]:
+    """(the site resolved, its ``*.dist-info`` directories that stay inside it, sorted,
+    problems): at most MAX_DISTS names of the directory are looked at."""
+    real = os.path.realpath(site)
+    out: list[str] = []
     problems: list[Problem] = []
-    dist_info = _dist_info(dist)
-    if dist_info is None:
-        raise InputError(name, "not installed from a wheel in a directory (no .dist-info)")
-    meta = _metadata(dist_info, problems)
-    wheel = None
-    if os.path.lexists(os.path.join(dist_info, "WHEEL")):
-        wheel = _read(os.path.join(dist_info, "WHEEL"), "WHEEL", problems)
-    base = os.path.realpath(os.path.dirname(dist_info))
-    files: set[str] = set()
-    record = _read(os.path.join(dist_info, "RECORD"), "RECORD", problems)
-    rows = csv.reader(io.StringIO((record or b"").decode("utf-8", "surrogateescape")))
+    try:
+        with os.scandir(real) as it:
+            for n, entry in enumerate(it):
+                if n >= MAX_DISTS:
+                    problems.append(Problem(site, f"more than {MAX_DISTS} entries; "
+                                                  "the rest not looked at"))
+                    break
+                if not entry.name.endswith(".dist-info"):
+                    continue
+                inner = resolve_inside(real, entry.path)
+                if inner is None or inner == real:
+                    problems.append(Problem(entry.path, "a link that leads outside the site "
+                                                        "directory; not read"))
+                elif os.path.isdir(inner):
+                    out.append(entry.path)
+    except OSError:
+        pass  # not a directory (a zip on sys.path): no distributions here
+    return real, sorted(out), problems
+
+
+def _resolve_row(base: str, row: str, folders: dict[str, str | None]) -> str | None:
+    """A RECORD row resolved inside ``base`` (resolve_inside), its folder resolved once
+    per RECORD (a million rows in one folder cost a million ``lstat``, not a million
+    walks of the whole chain)."""
+    head, leaf = os.path.split(os.path.join(base, row))
+    if leaf in ("", ".", "..") or "\0" in row:  # a NUL names no file (and os refuses it)
+        return None
+    if head not in folders:
+        folders[head] = resolve_inside(base, head)
+    folder = folders[head]
+    if folder is None:
+        return None
+    path = os.path.join(folder, leaf)
+    return resolve_inside(base, path) if os.path.islink(path) else path
+
+
+def _rows(rows: Iterator[list[str]], base: str, dist_info: str, files: set[str],
+          problems: list[Problem]) -> None:
+    folders: dict[str, str | None] = {}
     for n, row in enumerate(rows):
         if n >= MAX_RECORD_ROWS:
             problems.append(Problem(os.path.join(dist_info, "RECORD"),
@@ -103,7 +150,7 @@ def find(name: str) -> InstalledDist:
             break
         if not row or not row[0] or os.path.isabs(row[0]):
             continue
-        real = resolve_inside(base, os.path.join(base, row[0]))
+        real = _resolve_row(base, row[0], folders)
         if real is None or real == base:
             continue  # outside site-packages: never opened
         try:
@@ -111,25 +158,66 @@ def find(name: str) -> InstalledDist:
                 files.add(real)
         except OSError:
             continue
+
+
+def read_dist(dist_info: str, site: str | None = None) -> InstalledDist:
+    """The distribution of one ``*.dist-info`` directory of the site directory ``site``
+    (resolved; default: its parent, resolved): every file read bounded and inside it."""
+    problems: list[Problem] = []
+    base = site if site is not None else os.path.realpath(os.path.dirname(dist_info))
+    meta = _metadata(dist_info, problems, base)
+    wheel = None
+    if os.path.lexists(os.path.join(dist_info, "WHEEL")):
+        wheel = _read(os.path.join(dist_info, "WHEEL"), "WHEEL", problems, base)
+    files: set[str] = set()
+    record = _read(os.path.join(dist_info, "RECORD"), "RECORD", problems, base)
+    rows = csv.reader(io.StringIO(decode_text(record or b"")))
+    try:
+        _rows(rows, base, dist_info, files, problems)
+    except csv.Error as exc:  # a field past csv's limit, a NUL (Python 3.10)
+        problems.append(Problem(os.path.join(dist_info, "RECORD"),
+                                f"RECORD: not CSV ({exc}); the rest not read"))
+    stem = os.path.basename(dist_info)[: -len(".dist-info")]
+    name, _, version = stem.partition("-")
     return InstalledDist(
-        name=str(meta["Name"] or name), version=str(meta["Version"] or "0"), base=base,
-        files=tuple(sorted(files)), problems=tuple(problems), metadata=meta, wheel=wheel,
+        name=str(meta["Name"] or name), version=str(meta["Version"] or version or "0"),
+        base=base, files=tuple(sorted(files)), problems=tuple(problems), metadata=meta,
+        wheel=wheel,
     )  # fmt: skip
 
 
-def installed_names() -> list[str]:
-    """The Name of every installed distribution, METADATA read bounded."""
-    import importlib.metadata
+def distributions(sites: Sequence[str] | None = None) -> Iterator[InstalledDist]:
+    """Every distribution installed in ``sites`` (default: :func:`site_dirs`), the first
+    of each name winning, as imports find them; never through ``importlib.metadata``
+    (its reads are whole-file and blocking)."""
+    seen: set[str] = set()
+    for site in site_dirs() if sites is None else sites:
+        real, infos, problems = _dist_infos(site)
+        for info in infos:
+            dist = read_dist(info, real)
+            if _norm(dist.name) in seen:
+                continue
+            seen.add(_norm(dist.name))
+            yield dataclasses.replace(dist, problems=(*problems, *dist.problems))
+            problems = []
 
-    out = []
-    for dist in importlib.metadata.distributions():
-        dist_info = _dist_info(dist)
-        if dist_info is None:
-            continue
-        name = _metadata(dist_info, []).get("Name")
-        if name:
-            out.append(str(name))
-    return out
+
+def find(name: str, sites: Sequence[str] | None = None) -> InstalledDist:
+    """The installed distribution ``name`` (the first of ``sites``, default
+    :func:`site_dirs`); InputError when none is installed.  Only the directories whose
+    name says ``name`` are read."""
+    want = _norm(name)
+    for site in site_dirs() if sites is None else sites:
+        real, infos, _ = _dist_infos(site)
+        for info in infos:
+            if _norm(os.path.basename(info).partition("-")[0]) == want:
+                return read_dist(info, real)
+    raise InputError(name, "no such distribution is installed")
+
+
+def installed_names(sites: Sequence[str] | None = None) -> list[str]:
+    """The Name of every installed distribution, METADATA read bounded."""
+    return [d.name for d in distributions(sites)]
 
 
 class DistSource:

@@ -4,10 +4,11 @@ a file, an exported program or Triton cache), and one target read whole in this 
 
 from __future__ import annotations
 
+import errno
 import os
-import stat
 from typing import Any
 
+from cuwheel._paths import open_untrusted
 from cuwheel.model.inventory import Problem, Source
 from cuwheel.read.artifacts import artifact_kind, read_artifact
 from cuwheel.read.sources import (
@@ -31,16 +32,14 @@ def classify(path: str) -> tuple[str, Any]:
     if os.path.isdir(path):
         return "dir", DirectorySource(path).plan()
     try:
-        # Not open(): a FIFO would block it forever; a device is no input either.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return "done", Source("file", path, problems=(Problem(path, "not a regular file"),))
-            magic = os.pread(fd, 4, 0)
-        finally:
-            os.close(fd)
+        # The one opener (cuwheel._paths): a FIFO would block open() forever; a device is
+        # no input either.
+        with open_untrusted(path) as fh:
+            st = os.fstat(fh.fileno())
+            magic = fh.read(4)
     except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            return "done", Source("file", path, problems=(Problem(path, "not a regular file"),))
         return "done", Source("file", path, problems=(Problem(path, exc.strerror or str(exc)),))
     if magic in (b"PK\x03\x04", b"PK\x05\x06"):
         return "zip", st.st_size

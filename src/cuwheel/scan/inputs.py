@@ -10,11 +10,12 @@ through the bounded loader: what a page can and cannot make a scan do is in docs
 from __future__ import annotations
 
 import fnmatch
+import html
 import os
+import re
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from typing import Any
 
 from cuwheel._json import JsonError, load_json
@@ -179,28 +180,25 @@ def _get(url: str, policy: IndexPolicy) -> tuple[str, str]:
     return ctype, body.decode("utf-8", "replace")
 
 
-class _Anchors(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.links: list[tuple[str, str, dict[str, str | None]]] = []
-        self._href: str | None = None
-        self._attrs: dict[str, str | None] = {}
-        self._text: list[str] = []
+# PEP 503 anchors, found in one linear pass: an attribute list or a label never runs past
+# the next "<" or ">", so no stretch of text is scanned twice (a page of a million "<a " with
+# no ">" costs one pass, where a parser that rescans its buffer is quadratic), and at most
+# max_links anchors are kept (a flood stops at the first past the bound, not after all of
+# them are held).  Names and values are HTML-unescaped, as a parser would give them.
+_ANCHOR = re.compile(r"<a(?=[\s>/])([^<>]*)>([^<]*)", re.IGNORECASE)
+_ATTR = re.compile(r"""([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
+MAX_ATTRS = 16  # attributes of one anchor kept (PEP 503 uses at most four)
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self._attrs = dict(attrs)
-            self._href = self._attrs.get("href") or ""
-            self._text = []
 
-    def handle_data(self, data: str) -> None:
-        if self._href is not None:
-            self._text.append(data)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "a" and self._href is not None:
-            self.links.append((self._href, "".join(self._text).strip(), self._attrs))
-            self._href = None
+def _attrs(raw: str) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for m in _ATTR.finditer(raw):
+        if len(out) >= MAX_ATTRS:
+            break
+        name = m[1].lower()
+        value = m[2] if m[2] is not None else m[3] if m[3] is not None else m[4]
+        out.setdefault(name, html.unescape(value) if value is not None else None)
+    return out
 
 
 def _json_page(url: str, text: str, what: str) -> Any:
@@ -212,12 +210,13 @@ def _json_page(url: str, text: str, what: str) -> Any:
 
 def _anchors(url: str, text: str, policy: IndexPolicy) -> list[tuple[str, str, dict[str,
                                                                                 str | None]]]:
-    parser = _Anchors()
-    parser.feed(text)
-    parser.close()
-    if len(parser.links) > policy.max_links:
-        raise InputError(url, f"more than {policy.max_links} links on one index page")
-    return parser.links
+    links: list[tuple[str, str, dict[str, str | None]]] = []
+    for m in _ANCHOR.finditer(text):
+        if len(links) >= policy.max_links:
+            raise InputError(url, f"more than {policy.max_links} links on one index page")
+        attrs = _attrs(m[1])
+        links.append((attrs.get("href") or "", html.unescape(m[2]).strip(), attrs))
+    return links
 
 
 def _project_files(page_url: str, ctype: str, text: str,

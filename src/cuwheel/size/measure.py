@@ -152,7 +152,9 @@ def _path_chunks(path: str) -> Callable[[], Iterator[bytes]]:
 
 def _file_chunks(path: str) -> Iterator[bytes]:
     try:
-        with open(path, "rb") as f:
+        from cuwheel._paths import open_untrusted
+
+        with open_untrusted(path) as f:  # regular only: a FIFO is refused, not waited on
             while chunk := f.read(4 << 20):
                 yield chunk
     except OSError as exc:

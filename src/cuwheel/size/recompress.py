@@ -50,7 +50,9 @@ def simulate(
                 elif pos < start:  # its header
                     n = min(n, start - pos)
                     total += len(z.compress(view[:n]))
-                elif plan.compression is None:
+                elif plan.compression is None or not _redoable(e):
+                    # as it is, streamed: a payload that will not be recompressed is never
+                    # gathered (a 600 MiB stored payload costs one chunk of memory)
                     total += len(z.compress(view[:n]))
                 else:
                     payload += view[:n]
@@ -66,9 +68,17 @@ def simulate(
     return total + len(z.flush())
 
 
+def _redoable(e: FatbinEntry) -> bool:
+    """Whether an entry's payload is gathered to be recompressed: decodable, and both its
+    stored and its uncompressed size within MAX_PAYLOAD (bounds checked before any byte
+    is gathered, not after)."""
+    return (not e.flags & 0x10000 and e.uncompressed_size <= MAX_PAYLOAD
+            and e.stored_size <= MAX_PAYLOAD)
+
+
 def _redo(e: FatbinEntry, payload: bytes, mode: str) -> bytes:
     """The payload recompressed in ``mode``; as it is when it cannot be decoded."""
-    if e.flags & 0x10000 or e.uncompressed_size > MAX_PAYLOAD:
+    if not _redoable(e):
         return payload
     try:
         raw = decompress_prefix(
@@ -111,7 +121,7 @@ def recompress_all(
     stride = max(1, -(-total // budget))
     want = {
         i for i, e in enumerate(entries)
-        if i % stride == 0 and e.uncompressed_size <= MAX_PAYLOAD and not e.flags & 0x10000
+        if i % stride == 0 and _redoable(e)
     }  # fmt: skip
     payloads = _payloads(chunks, entries, want)
     found: dict[str, dict[int, tuple[int, int]]] = {m: {} for m in modes}

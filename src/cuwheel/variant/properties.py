@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from cuwheel._json import JsonError, load_json
 from cuwheel._validate import Checker, TableList
 from cuwheel.checks.codes import CODES
 from cuwheel.checks.findings import Finding
@@ -330,8 +331,10 @@ def read_declared(wheel: str) -> Declared | None:
                         f"{voc.dist_info_file}")  # fmt: skip
         return Declared(label, (), tuple(problems))
     try:
-        doc = json.loads(raw.decode("utf-8")) if raw is not None else None
-    except (UnicodeDecodeError, ValueError) as exc:
+        # the one bounded loader: a 100,000-deep variant.json is a problem, not a
+        # RecursionError
+        doc = load_json(raw, max_bytes=MAX_VARIANT_JSON) if raw is not None else None
+    except JsonError as exc:
         doc = None
         problems.append(f"{names[0]}: not JSON ({exc})")
     if raw is None:
