@@ -102,7 +102,7 @@ def _no_code(
 # ---------------------------------------------------------------------------- roll-ups
 
 
-_JUDGED: dict[tuple[int, Target, bool], LibraryVerdict | None] = {}
+_JUDGED: dict[tuple[int, Target, bool, int | None], LibraryVerdict | None] = {}
 MAX_JUDGED = 65_536
 
 
@@ -118,18 +118,19 @@ def evaluate_binary(
     path aside: rules/_memo.library_shape) is not judged again: a wheel of 3,000 copies
     costs one judgment per GPU, as each container shape does within a library.
     """
-    key = (library_shape(binary), target, strict)
+    key = (library_shape(binary), target, strict, static_major)
     if key in _JUDGED:
         lv = _JUDGED[key]
         return lv if lv is None or lv.path == binary.path else replace(lv, path=binary.path)
     if len(_JUDGED) >= MAX_JUDGED:
         _JUDGED.clear()
-    lv = _JUDGED[key] = _evaluate_binary(binary, target, strict=strict)
+    lv = _JUDGED[key] = _evaluate_binary(binary, target, strict=strict,
+                                         static_major=static_major)
     return lv
 
 
 def _evaluate_binary(
-    binary: Binary, target: Target, *, strict: bool = False
+    binary: Binary, target: Target, *, strict: bool = False, static_major: int | None = None
 ) -> LibraryVerdict | None:
     os = binary_os(binary)
     device, _ = effective_arch(target, os)
