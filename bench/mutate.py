@@ -42,6 +42,14 @@ CHECKS = [
     "test_checks.py", "test_platform_tags.py", "test_check_deps.py", "test_check_audit.py",
     "test_rules_agreement.py", "test_loading_facts.py", "test_limits.py", "test_check_seed.py",
 ]  # fmt: skip
+# issue 30's judgement; files missing from a tree (an older checkout) are left out
+JUDGE = [
+    "test_judge_mutants.py", "test_kernels.py", "test_kernel_rule.py", "test_core_library.py",
+    "test_static_runtime.py",
+    "test_loaders_versioned.py", "test_rollup.py", "test_compat.py", "test_shapes.py",
+    "test_library_truth.py", "test_check_deps.py", "test_anomalies.py", "test_corrupt.py",
+    "test_doctor.py",
+]
 
 
 @dataclass(frozen=True)
@@ -183,6 +191,51 @@ MUTANTS = [
     m("C8", "checks/driver.py", "if symbols <= exported and any(n.startswith(stem) for n in names):",
       "if symbols <= exported or any(n.startswith(stem) for n in names):", CHECKS,
       "a renamed driver library recognised by name alone"),
+    # -- issue 30: library / wheel judgement (J: the issue's survivors; K: the kernel rule,
+    # the core library, the static runtime, versioned loaders, the train's own pin)
+    m("J1", "rules/rollup.py", "best = min(running, key=lambda x: x[1].verdict.rank)",
+      "best = max(running, key=lambda x: x[1].verdict.rank)", JUDGE,
+      "a group reports its worst running variant instead of its best"),
+    m("J2", "knowledge/loaders.py", "        return max(lower)\n", "        return min(lower)\n",
+      JUDGE, "the newest variant a CUDA version may load becomes the oldest"),
+    m("J3", "rules/library.py", "plain = [a for a in code if not a.variant and is_tegra(a) == is_tegra(device)]",
+      "plain = [a for a in code if not a.variant]", JUDGE,
+      "the Tegra / desktop divide dropped in library evidence"),
+    m("J4", "checks/trains.py", "return max(found.items(), key=lambda kv: (kv[1], kv[0].version))[0], None",
+      "return min(found.items(), key=lambda kv: (kv[1], kv[0].version))[0], None", JUDGE,
+      "the least common release chosen as a wheel's train"),
+    m("J5", "rules/loading.py", "if all(e.kind is CodeKind.SASS and e.kernels is False for e in container.entries):",
+      "if False and all(e.kind is CodeKind.SASS and e.kernels is False for e in container.entries):",
+      JUDGE, "kernel-less containers counted"),
+    m("J6", "read/fatbin.py", "if len(out) == want == uncompressed_size and reader.read(1):",
+      "if False and len(out) == want == uncompressed_size and reader.read(1):", JUDGE + READ,
+      "the zstd over-inflation check off"),
+    m("J7", "read/containers.py", "        if off < last_end:\n", "        if off < 0:\n", JUDGE + READ,
+      "overlapping containers kept"),
+    m("K1", "rules/kernels.py", "        if not absent:\n", "        if len(absent) <= 1:\n", JUDGE,
+      "a container with one kernel family found nowhere else taken for other GPUs"),
+    m("K2", "rules/kernels.py", "        elif blind:\n", "        elif False:\n", JUDGE,
+      "missing code named although a loading container's kernels are unknown"),
+    m("K3", "model/kernels.py", 'elif c in "IE" and parts:', 'elif c in "E" and parts:', JUDGE,
+      "template arguments kept in the family (each instantiation its own family)"),
+    m("K4", "read/cubin.py", "if st_info & 0xF != _STT_FUNC or not st_other & _STO_CUDA_ENTRY:",
+      "if st_info & 0xF != _STT_FUNC:", JUDGE, "device functions read as entry kernels"),
+    m("K5", "rules/evidence.py", "if sum(1 for u in users if d in reach[u]) >= 2",
+      "if sum(1 for u in users if d in reach[u]) >= 1", JUDGE,
+      "a library one other links taken for the core library"),
+    m("K6", "rules/rollup.py", "lv.path in static and lv.verdict is Verdict.DRIVER",
+      "lv.path in static and lv.verdict is Verdict.NO_CODE", JUDGE,
+      "a static runtime's driver floor stops only its own module"),
+    m("K7", "knowledge/loaders.py", '    if rule == "exact":\n', '    if rule == "never":\n', JUDGE,
+      "bitsandbytes before 0.50.0 given the later fallback"),
+    m("K8", "checks/trains.py", 'return (*built, *wheel.requires_dist, f"{wheel.name}=={wheel.version}")',
+      "return (*built, *wheel.requires_dist)", JUDGE + CHECKS,
+      "NVIDIA's runtime wheel judged by its soname (cu135), not its own release"),
+    m("K9", "rules/library.py", "elif knew and per_architecture_build(binary, device) and not split.unique:",
+      "elif knew and per_architecture_build(binary, device):", JUDGE,
+      "a one-architecture-per-container shape hides a kernel unique to another GPU"),
+    m("K10", "read/elfsyms.py", "if f & 7 == 4 and off]", "if f & 7 == 4 and off and False]",
+      JUDGE, "the read-only segment after the code not searched for a static runtime"),
 ]
 
 
@@ -233,7 +286,12 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated mutant ids")
     ap.add_argument("--cpu", type=int, default=90, help="CPU seconds per mutant's test run")
     ap.add_argument("--out", type=Path, help="also write the table here")
+    ap.add_argument("--root", type=Path, help="the checkout to mutate and test (default: "
+                    "this one); an older one for a 'before' figure")
     args = ap.parse_args()
+    if args.root is not None:
+        global ROOT, PKG
+        ROOT, PKG = args.root.resolve(), args.root.resolve() / "src" / "cuwheel"
     wanted = set(filter(None, args.only.split(",")))
     lines = [f"# cuwheel mutation pass, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
              f"# {'id':4} {'result':15} {'cpu_s':>6}  where / why / first failing test"]

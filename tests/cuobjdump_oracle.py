@@ -24,7 +24,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["CuobjdumpError", "extract_pe_section", "find_cuobjdump", "list_device_code"]
+__all__ = [
+    "CuobjdumpError",
+    "extract_pe_section",
+    "find_cuobjdump",
+    "list_device_code",
+    "list_entry_kernels",
+]
 
 _DIST = "nvidia-cuda-cuobjdump"
 _LINE = re.compile(r"^\s*(ELF|PTX) file\s+\d+:\s+(\S+)\s*$")
@@ -144,3 +150,23 @@ def extract_pe_section(path: str | os.PathLike[str], name: str) -> bytes:
     finally:
         pe.close()
     raise KeyError(f"{path}: no PE section {want.decode(errors='replace')!r}")
+
+
+_ELF_HEAD = re.compile(r"^Fatbin elf code:")
+_SYMBOL = re.compile(r"^FUNC\s+\S+\s+\S+\s+ENTRY\s+(\S+)\s*$")
+
+
+def list_entry_kernels(path: str | os.PathLike[str], all_sections: bool = False
+                       ) -> list[list[str]]:
+    """Per cubin in cuobjdump's order, the names of the ENTRY functions that
+    ``cuobjdump -symbols [-all] path`` prints (``FUNC GLOBAL DEFAULT ENTRY _Z5plainPf``)."""
+    proc = _run(["-symbols", *(["-all"] if all_sections else []), os.fspath(path)])
+    if proc.returncode != 0:
+        raise CuobjdumpError(f"cuobjdump -symbols exited {proc.returncode}: {proc.stderr.strip()}")
+    out: list[list[str]] = []
+    for line in proc.stdout.splitlines():
+        if _ELF_HEAD.match(line):
+            out.append([])
+        elif (m := _SYMBOL.match(line.strip())) and out:
+            out[-1].append(m.group(1))
+    return out

@@ -260,3 +260,33 @@ def test_imports_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, modul
     path.write_text(source, "utf-8")
     monkeypatch.setitem(globals(), "SRC", tmp_path / "cuwheel")
     assert list(_imports(path)) == expected
+
+
+# One owner per rule (issue 30): each pattern is the text of one judgement, and it may
+# appear in its owner's module only.  A second copy (the fails set spelled out in a
+# renderer, a Windows/Linux driver ternary in a rule, a train regex in a check) fails here.
+OWNERS: tuple[tuple[str, str, str], ...] = (
+    ("the verdicts that fail a library (Verdict.fails)",
+     r"Verdict\.PARTIAL,\s*Verdict\.DRIVER", "rules/loading.py"),
+    ("the unread-input downgrade (WheelState.unread)",
+     r"WheelState\.RUNS,\s*WheelState\.DEPENDS,\s*WheelState\.NOTHING", "rules/rollup.py"),
+    ("a release's minimum driver on an OS (Release.min_driver, MinorCompat.floor)",
+     r"driver_windows if|driver_linux if", "knowledge/cuda.py"),
+    ("the container shape key (FatbinContainer.shape)",
+     r"e\.code_version,\s*e\.compression", "model/inventory.py"),
+    ("is this a CUDA library (catalog.is_cuda_library)",
+     r"def is_cuda_(library|link)\b", "knowledge/catalog.py"),
+    ("a train's spelling, cuXYZ as major and minor (model/train.py)",
+     r"cu\(\[0-9\]\{[0-9,]+\}\)\(\[0-9\]\)", "model/train.py"),
+    ("the CPUs a process may use (read/schedule.py cpu_count)",
+     r"sched_getaffinity", "read/schedule.py"),
+)
+
+
+@pytest.mark.parametrize(("rule", "pattern", "owner"), OWNERS, ids=[o[0] for o in OWNERS])
+def test_one_owner_per_rule(rule: str, pattern: str, owner: str) -> None:
+    import re
+
+    found = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+                   if re.search(pattern, p.read_text("utf-8")))
+    assert found == [owner], f"{rule}: {found}"

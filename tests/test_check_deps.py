@@ -242,3 +242,19 @@ def test_a_runtime_the_wheel_ships_needs_no_carrier(tmp_path: Path) -> None:
     spec = spec.with_member("libcudart.so.12", cw.fixture("hostonly.so"))
     report = audit(tmp_path, spec)
     assert not found(report, "DEP008"), [f.line() for f in report.findings]
+
+
+def test_nvidias_runtime_wheel_is_its_own_release(tmp_path: Path) -> None:
+    """A soname is not a release: NVIDIA's nvidia-cuda-runtime 13.0.96 (CUDA 13.0 Update 2,
+    the CUDA 13.0 release notes' component table) ships libcudart.so.13, which names only
+    the major; before, the audit judged it as the newest 13.x (cu135). Its own version is
+    the release; the same library in another project's wheel stays release-unknown."""
+    members = {"nvidia/cu13/lib/libcudart_user.so": cw.fixture("hostcudart.so")}
+    spec = cw.Spec(members, "13.0.96", "py3-none-manylinux_2_28_x86_64", (),
+                   name="nvidia_cuda_runtime")
+    report = audit(tmp_path, spec)
+    assert any(n.endswith("train cu130 (links libcudart.so.13, "
+                          "nvidia-cuda-runtime==13.0.96)") for n in report.notes), report.notes
+    assert not any("cu135" in n for n in report.notes), report.notes
+    other = cw.Spec(members, "13.0.96", spec.tag, (), name="somepkg")
+    assert any("CUDA 13 (release unknown)" in n for n in audit(tmp_path, other).notes)

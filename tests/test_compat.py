@@ -755,8 +755,9 @@ CLI_CASES = [
     ("k89.ptx", ["--cc", "9.0", "--driver", "13.0"], 0, "PTX JIT"),
     ("k89.ptx", ["--cc", "9.0", "--driver", "12.9"], 1, "driver too old"),  # ISA 9.0
     ("k90.cubin", ["--cc", "sm_90"], 0, "native SASS"),
-    # [probe] cw_tu1 has no kernel image, cw_tu2 runs: the bytes cannot tell (exit 4)
-    ("two_tu.so", ["--cc", "9.0"], 4, "depends on dispatch"),
+    # [probe] cw_tu1 has no kernel image, cw_tu2 runs: the CLI reads the kernel names,
+    # and cw_tu1 (sm_80 / sm_86 only) has no code for CC 9.0 anywhere: named as missing
+    ("two_tu.so", ["--cc", "9.0"], 1, "cw_tu1"),
     ("librdc.so", ["--cc", "9.0"], 0, "PTX JIT"),
     ("hostcudart.so", ["--cc", "9.0", "--driver", "575.51.03"], 1, "driver too old"),
     ("win_sm80_86.dll", ["--gpu", "RTX 4090"], 0, "compatible SASS"),

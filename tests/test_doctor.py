@@ -484,3 +484,26 @@ def test_windows_import_culprit(tmp_path: Path, capsys: pytest.CaptureFixture[st
     (err,) = json.loads(capsys.readouterr()[0])["errors"]
     assert err["causes"][0]["id"] == "library-missing" and not err["causes"][0]["sure"]
     assert [b["distribution"] for b in err["distributions"]] == ["cw-win 1.0"]
+
+
+def test_a_packages_own_preload_list(tmp_path: Path) -> None:
+    """faiss-gpu-cu12 1.9.0.0 preloads what faiss/PRELOAD_SHARED_LIBRARIES.json names
+    (shared_library_preload_trigger.py: the first file of the named distribution matching
+    the expression, CDLL RTLD_GLOBAL).  Its module's libcudart.so.12, on no run path, is
+    then satisfied by the preloaded copy: no "cannot open shared object" (ENV004)."""
+    make_dist(tmp_path, "faiss-gpu-cu12", {
+        "faiss/_swigfaiss.so": DOC / "ext12.so",
+        "faiss/PRELOAD_SHARED_LIBRARIES.json": (
+            b'[{"package_name": "nvidia-cuda-runtime-cu12", "filename_regex": '
+            b'"libcudart.so.12*", "group": "CUDA"}]'),
+    }, version="1.9.0.0")
+    make_dist(tmp_path, "nvidia-cuda-runtime-cu12",
+              {"nvidia/cuda_runtime/lib/libcudart.so.12": DOC / "libcudart.so.12"})
+    d = run(tmp_path)
+    assert not findings(d, "ENV004")
+    rt = d.process.loaded["libcudart.so.12"]
+    assert rt.path == str(tmp_path / "nvidia/cuda_runtime/lib/libcudart.so.12")
+    assert rt.by == "faiss-gpu-cu12 preload"
+    # without the list the same install is reported as the loader would fail
+    (tmp_path / "faiss/PRELOAD_SHARED_LIBRARIES.json").write_text("[]")
+    assert findings(run(tmp_path), "ENV004")

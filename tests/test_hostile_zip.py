@@ -673,7 +673,7 @@ import cuwheel.read.sources as sources
 from cuwheel.cli import main
 api._PARALLEL_THRESHOLD = 0  # workers for any wheel
 api._BIG_MEMBER = 1  # a task per member
-api._cpu_count = lambda: 4  # even on a one-CPU runner
+api.cpu_count = lambda: 4  # even on a one-CPU runner
 def slow(*a, **k):
     time.sleep(120)
 sources.read_member = slow
@@ -721,12 +721,12 @@ def test_workers_are_no_more_than_tasks_and_cpus(
     monkeypatch.setattr(api_mod, "ProcessPoolExecutor", Recording)
     monkeypatch.setattr(api_mod, "_PARALLEL_THRESHOLD", 0)
     monkeypatch.setattr(api_mod, "_BIG_MEMBER", len(LIB))
-    monkeypatch.setattr(api_mod, "_cpu_count", lambda: 8)
+    monkeypatch.setattr(api_mod, "cpu_count", lambda: 8)
     whl = wheelfactory.make_wheel(tmp_path, {"lib/a.so": LIB})  # lib/a.so + dist-info batch
     inv = cuwheel.inspect(whl, workers=2000)
     assert inv.problems == () and len(inv.binaries) == 1
     assert pools == [2]
-    monkeypatch.setattr(api_mod, "_cpu_count", lambda: 1)
+    monkeypatch.setattr(api_mod, "cpu_count", lambda: 1)
     inv = cuwheel.inspect(whl, workers=2000)
     assert pools == [2] and len(inv.binaries) == 1  # one CPU: no pool at all
 
@@ -739,7 +739,7 @@ def test_workers_read_what_one_process_reads(
     serial = cuwheel.inspect(whl, workers=1)
     monkeypatch.setattr(api_mod, "_PARALLEL_THRESHOLD", 0)
     monkeypatch.setattr(api_mod, "_BIG_MEMBER", 1)
-    monkeypatch.setattr(api_mod, "_cpu_count", lambda: 3)
+    monkeypatch.setattr(api_mod, "cpu_count", lambda: 3)
     parallel = cuwheel.inspect(whl, workers=3)
     assert parallel == serial
     assert len(serial.binaries) == 4 and len(serial.problems) == 1
@@ -757,7 +757,7 @@ def test_a_worker_that_dies_is_a_problem(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(sources_mod, "read_member", dies)
     monkeypatch.setattr(api_mod, "_PARALLEL_THRESHOLD", 0)
     monkeypatch.setattr(api_mod, "_BIG_MEMBER", 1)
-    monkeypatch.setattr(api_mod, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(api_mod, "cpu_count", lambda: 2)
     whl = wheelfactory.make_wheel(tmp_path, {"lib/a.so": LIB})
     with time_limit(60):
         inv = cuwheel.inspect([whl, BIN / "sm80.so"], workers=2)

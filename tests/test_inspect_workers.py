@@ -30,7 +30,7 @@ def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(schedule, "ProcessPoolExecutor", Recording)
     monkeypatch.setattr(schedule, "_PARALLEL_THRESHOLD", 0)
     monkeypatch.setattr(schedule, "_BIG_MEMBER", 1)
-    monkeypatch.setattr(schedule, "_cpu_count", lambda: 3)
+    monkeypatch.setattr(schedule, "cpu_count", lambda: 3)
     return started
 
 

@@ -105,17 +105,21 @@ def test_vllm_on_turing_runs_except_flash_attention_2() -> None:
 
 
 def test_cli_leads_with_the_culprit_and_the_gpu_asked(run_cli) -> None:  # type: ignore[no-untyped-def]
-    rc, out, _ = run_cli("compat", str(VLLM), "--gpu", "T4")
+    # --no-kernels for the trimmed fixtures: their containers were rebuilt from the real
+    # libraries' smallest cubins (trim_real.py), whose kernels are not the real ones
+    rc, out, _ = run_cli("compat", str(VLLM), "--gpu", "T4", "--no-kernels")
     assert rc == 3
     first = out.splitlines()[0]
     assert "T4" in first and "RUNS EXCEPT" in first and "_vllm_fa2_C.abi3.so" in first
     assert len(out.splitlines()) <= 12
-    rc, out, _ = run_cli("compat", str(FAISS), "--gpu", "A100", "--format", "json")
+    # the real wheel gives the same answer with its kernels read (docs/compat.md)
+    rc, out, _ = run_cli("compat", str(FAISS), "--gpu", "A100", "--format", "json",
+                         "--no-kernels")
     doc = json.loads(out)
     assert rc == 1 and doc["state"] == "does not run" and doc["exit_code"] == 1
     (src,) = doc["targets"][0]["sources"]
     assert src["culprits"] == ["faiss/_swigfaiss.cpython-310-x86_64-linux-gnu.so"]
-    rc, out, _ = run_cli("compat", str(BNB), "--gpu", "V100", "--cuda", "13.0")
+    rc, out, _ = run_cli("compat", str(BNB), "--gpu", "V100", "--cuda", "13.0", "--no-kernels")
     assert rc == 1 and "libbitsandbytes_cuda130.so" in out
 
 

@@ -70,7 +70,7 @@ def records(lines: Iterator[str] | list[str]) -> dict[str, dict[str, object]]:
 def every_member_an_item(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(api_mod, "_PARALLEL_THRESHOLD", 0)
     monkeypatch.setattr(api_mod, "_BIG_MEMBER", 1)
-    monkeypatch.setattr(api_mod, "_cpu_count", lambda: 3)
+    monkeypatch.setattr(api_mod, "cpu_count", lambda: 3)
 
 
 def test_many_targets_in_parallel_read_what_one_process_reads(

@@ -113,7 +113,7 @@ def _cuda_requirements(requires: Sequence[str], platform: str | None) -> tuple[s
 
 
 def _read_wheel(path: str) -> _Facts:
-    from cuwheel.checks.trains import infer_train, wheel_release
+    from cuwheel.checks.trains import infer_train, train_requires, wheel_release
     from cuwheel.plan.select import parse_wheel_name
     from cuwheel.read.inspect import inspect
     from cuwheel.rules.loading import counted_containers
@@ -132,7 +132,7 @@ def _read_wheel(path: str) -> _Facts:
         why = source.problems[0].message if source.problems else "not a wheel"
         raise InputError(path, why)
     unread = list(source.problems)
-    requires = source.wheel.requires_dist
+    requires = train_requires(source.wheel)
     loadable = [b for b in source.binaries if b.archive is None and b.file_type != "object"]
     device = [b for b in loadable if any(True for _ in counted_containers(b))]
     cuda_linked = any(runtime_majors(b) for b in source.binaries)

@@ -6,7 +6,7 @@ from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Component
 
-__all__ = ["cuda_links", "is_cuda_link"]
+__all__ = ["cuda_links"]
 
 
 def cuda_links(ctx: CheckContext, lib: Lib) -> list[tuple[str, tuple[Component, ...]]]:
@@ -18,7 +18,3 @@ def cuda_links(ctx: CheckContext, lib: Lib) -> list[tuple[str, tuple[Component, 
             out.append((name, comps))
     return out
 
-
-def is_cuda_link(name: str) -> bool:
-    """A CUDA runtime library (any major, any OS) or a driver library."""
-    return bool(catalog.find_library(name)) or catalog.is_driver_library(name)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import fnmatch
 
-from cuwheel.checks._libs import is_cuda_link
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
+from cuwheel.knowledge.catalog import is_cuda_library
 
 __all__ = ["check_modules"]
 
@@ -20,7 +20,7 @@ def check_modules(ctx: CheckContext) -> list[Finding]:
         if not matched:
             out.append(ctx.finding("MOD003", f"no-cuda pattern {pattern!r} matches no binary"))
         for lib in matched:
-            linked = [n for n in lib.binary.needed if is_cuda_link(n)]
+            linked = [n for n in lib.binary.needed if is_cuda_library(n, driver=True)]
             if linked:
                 out.append(ctx.finding(
                     "MOD001",

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from cuwheel.errors import UnknownName
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.cuda import Release
 from cuwheel.model.inventory import Binary, WheelInfo
+from cuwheel.model.train import TrainName, TrainSpellingError, parse_train_name
 from cuwheel.rules.loading import counted_containers
 from cuwheel.rules.runtime import runtime_majors
 
@@ -76,9 +78,9 @@ def pinned_release(requires: Sequence[str]) -> tuple[Release, str] | None:
             if spec.operator not in ("==", "===", "~="):
                 continue
             m = re.match(r"([0-9]{1,6})\.([0-9]{1,6})", spec.version)
-            local = re.search(r"\+cu([0-9]{1,5})([0-9])\b", spec.version, re.ASCII)
-            if local and name == "torch":
-                r = _release(int(local[1]), int(local[2]))
+            local = _local_train(spec.version)
+            if local is not None and name == "torch":
+                r = _release(local.major, local.minor)
             elif m and (name == "cuda-toolkit" or name.startswith("nvidia-cuda-runtime")):
                 r = _release(int(m[1]), int(m[2]))
             else:
@@ -135,10 +137,9 @@ _NO_CUDA = "no CUDA in this binary"
 
 
 def _own_train(binary: Binary, requires: Sequence[str]) -> LibraryTrain:
-    from cuwheel.checks._libs import is_cuda_link  # _libs reads the check context
-
-    if not binary.containers and not any(is_cuda_link(n) for n in binary.needed) and not (
-        binary.soname and is_cuda_link(binary.soname)
+    cuda = catalog.is_cuda_library
+    if not binary.containers and not any(cuda(n, driver=True) for n in binary.needed) and not (
+        binary.soname and cuda(binary.soname, driver=True)
     ):
         return LibraryTrain(None, _NO_CUDA)
     links = runtime_majors(binary)
@@ -180,16 +181,31 @@ def wheel_release(trains: Sequence[LibraryTrain]) -> tuple[Release, str | None] 
 
 def release_of(train: str) -> Release:
     """``cu130`` / ``13.0`` -> the release; UnknownName (a LookupError) when none."""
-    m = re.fullmatch(r"cu([0-9]{1,5})([0-9])", train)
-    return catalog.release((int(m[1]), int(m[2])) if m else train)
+    try:
+        name = parse_train_name(train)
+    except TrainSpellingError as exc:
+        raise UnknownName(str(exc)) from exc
+    return catalog.release(name.version)
 
+
+def _local_train(version: str) -> TrainName | None:
+    """The train of a ``+cu128`` local version (model/train.py spells it), else None."""
+    local = version.partition("+")[2]
+    try:
+        return parse_train_name(local) if local.startswith("cu") else None
+    except TrainSpellingError:
+        return None
 
 
 def train_requires(wheel: WheelInfo | None) -> tuple[str, ...]:
     """The requirements :func:`infer_train` reads for a wheel: the builds it records
     (xformers' ``cpp_lib.json``: ``torch`` ``2.10.0+cu128``, as ``torch==2.10.0+cu128``)
-    first, since they say what it was built against, then its Requires-Dist."""
+    first, since they say what it was built against, then its Requires-Dist, then the
+    wheel itself as a pin (``nvidia-cuda-runtime==13.0.96``): NVIDIA's CUDA runtime wheel
+    is versioned by the CUDA release it comes with (13.0.96 is CUDA 13.0 Update 2), while
+    the soname it ships (``libcudart.so.13``) names only the major.  A soname is not a
+    release."""
     if wheel is None:
         return ()
     built = tuple(f"{r.package}=={r.version}" for r in wheel.build_records)
-    return (*built, *wheel.requires_dist)
+    return (*built, *wheel.requires_dist, f"{wheel.name}=={wheel.version}")

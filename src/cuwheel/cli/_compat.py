@@ -88,6 +88,12 @@ def register(subparsers: Any) -> None:
         help="a library is its worst container, also when others run (no 'partial')",
     )
     p.add_argument(
+        "--no-kernels",
+        action="store_true",
+        help="do not read the kernels' names (faster): judge containers that miss the GPU "
+        "by their architecture sets alone (docs/compat.md#kernel-families)",
+    )
+    p.add_argument(
         "--cuda",
         metavar="X.Y",
         help="the CUDA version of the process (torch.version.cuda): picks which of a set of "
@@ -176,7 +182,10 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.cli._progress import progress
 
     with progress(args, "compat: reading") as bar:
+        # the entry kernels' names: which containers are instances for other GPUs of
+        # kernels that load on this one (docs/compat.md#kernel-families)
         inventory = inspect(args.targets, dists=args.dist, env=args.env, progress=bar,
+                            payload="sample" if args.no_kernels else "kernels",
                             exports=False)  # the loading rules never read them
     for p in inventory.problems:
         error(str(p))

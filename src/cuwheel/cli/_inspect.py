@@ -34,6 +34,9 @@ def register(sub: Any) -> None:
     p.add_argument("--toolkit", choices=("sample", "all", "none"), default="sample",
                    help="which cubins to decode for the toolkit that built them "
                    "(default: one per container in containers 0, 1, 2, 4, 8, ...)")
+    p.add_argument("--kernels", action="store_true",
+                   help="decode every cubin and PTX text for the names of its entry kernels "
+                   "and list them by family (the name without template arguments); slower")
     p.add_argument("--workers", type=_positive, default=None,
                    help="worker processes for big wheels (default: up to 2)")
     p.set_defaults(handler=run)
@@ -58,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     with progress(args, "inspect") as bar:
         # The text view shows no exported symbol: their names are not read for it.
         inv = inspect(args.targets, dists=args.dist, env=args.env, workers=args.workers,
-                      progress=bar, payload=args.toolkit, exports=args.format == "json")
+                      progress=bar, payload="kernels" if args.kernels else args.toolkit,
+                      exports=args.format == "json")
     problem_paths = {p.path for p in inv.problems}
     # A source that is nothing but its problem (a missing file, an unknown --dist) gets no
     # header: its error is on stderr, once.

@@ -27,6 +27,7 @@ from cuwheel.rules.rollup import (
     WheelState,
     WheelVerdict,
     combine_states,
+    core_library,
     judge_library,
     judge_wheel,
 )
@@ -34,6 +35,7 @@ from cuwheel.rules.runtime import (
     binary_os,
     binary_platform,
     driver_cuda_version,
+    package_major,
     runtime_check,
 )
 from cuwheel.rules.shapes import judge_containers
@@ -100,12 +102,12 @@ def _no_code(
 # ---------------------------------------------------------------------------- roll-ups
 
 
-_JUDGED: dict[tuple[int, Target, bool], LibraryVerdict | None] = {}
+_JUDGED: dict[tuple[int, Target, bool, int | None], LibraryVerdict | None] = {}
 MAX_JUDGED = 65_536
 
 
 def evaluate_binary(
-    binary: Binary, target: Target, *, strict: bool = False
+    binary: Binary, target: Target, *, strict: bool = False, static_major: int | None = None
 ) -> LibraryVerdict | None:
     """Roll one binary's containers up; None for binaries with neither device code nor a
     CUDA runtime link (nothing to say).  ``strict``: a library is its worst container.
@@ -116,18 +118,19 @@ def evaluate_binary(
     path aside: rules/_memo.library_shape) is not judged again: a wheel of 3,000 copies
     costs one judgment per GPU, as each container shape does within a library.
     """
-    key = (library_shape(binary), target, strict)
+    key = (library_shape(binary), target, strict, static_major)
     if key in _JUDGED:
         lv = _JUDGED[key]
         return lv if lv is None or lv.path == binary.path else replace(lv, path=binary.path)
     if len(_JUDGED) >= MAX_JUDGED:
         _JUDGED.clear()
-    lv = _JUDGED[key] = _evaluate_binary(binary, target, strict=strict)
+    lv = _JUDGED[key] = _evaluate_binary(binary, target, strict=strict,
+                                         static_major=static_major)
     return lv
 
 
 def _evaluate_binary(
-    binary: Binary, target: Target, *, strict: bool = False
+    binary: Binary, target: Target, *, strict: bool = False, static_major: int | None = None
 ) -> LibraryVerdict | None:
     os = binary_os(binary)
     device, _ = effective_arch(target, os)
@@ -138,7 +141,7 @@ def _evaluate_binary(
                          strict=True)
     )
     counted = [c for c in cvs if c.counted]
-    rt = runtime_check(binary, target.driver)
+    rt = runtime_check(binary, target.driver, static_major)
     if not counted and rt is None:
         return None
     plat = binary_platform(binary)
@@ -196,16 +199,31 @@ class TargetReport:
 def _evaluate_source(
     source: Source, target: Target, strict: bool, cuda: tuple[int, int] | None
 ) -> SourceVerdict:
+    major = package_major(source.binaries) if any(b.static_cudart for b in source.binaries) \
+        else None
     libs = tuple(
         lv
-        for lv in (evaluate_binary(b, target, strict=strict) for b in source.binaries)
+        for lv in (evaluate_binary(b, target, strict=strict, static_major=major)
+                   for b in source.binaries)
         if lv is not None
     )
     device, _ = effective_arch(target)
     unread = tuple(str(p) for p in source.problems) + tuple(
         f"{b.path}: {a}" for b in source.binaries for a in b.anomalies
     )
-    return judge_wheel(source.path, source.kind, libs, device, cuda=cuda, unread=unread)
+    return judge_wheel(source.path, source.kind, libs, device, cuda=cuda, unread=unread,
+                       core=core_library(source.binaries),
+                       static=[b.path for b in source.binaries if b.static_cudart],
+                       variant_rule=_variant_rule(source))
+
+
+def _variant_rule(source: Source) -> str:
+    """How the wheel's package picks among its variant libraries (data/loaders.toml)."""
+    from cuwheel.knowledge.loaders import variants_for
+
+    w = source.wheel
+    v = variants_for(w.name, w.version) if w is not None else None
+    return v.rule if v is not None else "nearest"
 
 
 def evaluate(
@@ -245,9 +263,7 @@ def evaluate(
     unread = tuple(str(p) for p in inventory.problems) + tuple(
         f"{b.path}: {a}" for b in inventory.binaries for a in b.anomalies
     )
-    state = combine_states(s.state for s in sources)
-    if unread and state in (WheelState.RUNS, WheelState.DEPENDS, WheelState.NOTHING):
-        state = WheelState.UNKNOWN
+    state = combine_states(s.state for s in sources).unread(unread)
     return TargetReport(target, device, verdict, sources, tuple(notes), unread, state)
 
 

@@ -6,13 +6,20 @@ package loads one (bitsandbytes' ``libbitsandbytes_cudaXYZ``).  docs/doctor.md."
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 
 from cuwheel._validate import Checker, TableList
 from cuwheel.errors import CatalogError
+from cuwheel.knowledge.loaders import Variants, parse_variants
 
-__all__ = ["Conventions", "DllDirectories", "Preload", "Variants", "conventions"]
+__all__ = [
+    "Conventions",
+    "DllDirectories",
+    "Preload",
+    "PreloadList",
+    "Variants",
+    "conventions",
+]
 
 DATA_FILE = "loaders.toml"
 
@@ -31,24 +38,13 @@ class DllDirectories:
 
 
 @dataclass(frozen=True)
-class Variants:
-    distribution: str
-    pattern: re.Pattern[str]  # groups major, minor
-    selected_by: str  # the distribution whose CUDA version selects ("torch")
-    override: str | None  # the environment variable that names the variant instead
+class PreloadList:
+    """A package that preloads, at import, the libraries a JSON file of its own names:
+    a list of ``{"package_name", "filename_regex"}``, each loaded (RTLD_GLOBAL) from the
+    first file of that installed distribution whose name the expression matches."""
 
-    def version_of(self, path: str) -> tuple[int, int] | None:
-        m = self.pattern.search(path.replace("\\", "/"))
-        return (int(m["major"]), int(m["minor"])) if m else None
-
-    @staticmethod
-    def select(
-        available: list[tuple[int, int]], cuda: tuple[int, int]
-    ) -> tuple[int, int] | None:
-        """The variant the package loads for CUDA ``cuda`` (rules/evidence.select_variant)."""
-        from cuwheel.rules.evidence import select_variant
-
-        return select_variant(available, cuda)
+    carrier: str
+    file: str  # relative to the site directory
 
 
 @dataclass(frozen=True)
@@ -56,6 +52,7 @@ class Conventions:
     preloads: tuple[Preload, ...]
     dll_directories: tuple[DllDirectories, ...]
     variants: tuple[Variants, ...]
+    preload_lists: tuple[PreloadList, ...] = ()
 
 
 def _parse(data: dict[str, object]) -> Conventions:
@@ -63,7 +60,7 @@ def _parse(data: dict[str, object]) -> Conventions:
 
     chk = Checker(DATA_FILE)
     read_meta(data, chk)
-    for key in data.keys() - {"meta", "preload", "dll_directories", "variants"}:
+    for key in data.keys() - {"meta", "preload", "dll_directories", "variants", "preload_list"}:
         chk.problem(key, "unknown table")
     preloads = []
     for i, raw in enumerate(tables(data, "preload", chk)):
@@ -84,25 +81,16 @@ def _parse(data: dict[str, object]) -> Conventions:
                        {"carrier": str, "folders": list, "source": str})  # fmt: skip
         if len(f) == 3:
             dlls.append(DllDirectories(f["carrier"], tuple(f["folders"])))
-    variants = []
-    for i, raw in enumerate(tables(data, "variants", chk)):
-        where = f"[[variants]] #{i + 1}"
-        f = chk.fields(raw, where, {"distribution": str, "pattern": str, "selected_by": str,
-                                    "rule": str, "source": str}, {"override": str})  # fmt: skip
-        if not {"distribution", "pattern", "selected_by"} <= f.keys():
-            continue
-        try:
-            pattern = re.compile(f["pattern"])
-        except re.error as exc:
-            chk.problem(where, f"pattern: {exc}")
-            continue
-        if set(pattern.groupindex) != {"major", "minor"}:
-            chk.problem(where, "pattern needs the groups major and minor")
-            continue
-        variants.append(Variants(f["distribution"], pattern, f["selected_by"], f.get("override")))
+    variants = parse_variants(data, chk)
+    lists = []
+    for i, raw in enumerate(tables(data, "preload_list", chk)):
+        f = chk.fields(raw, f"[[preload_list]] #{i + 1}",
+                       {"carrier": str, "file": str, "source": str})  # fmt: skip
+        if len(f) == 3:
+            lists.append(PreloadList(f["carrier"], f["file"]))
     if chk.problems:
         raise CatalogError(chk.problems)
-    return Conventions(tuple(preloads), tuple(dlls), tuple(variants))
+    return Conventions(tuple(preloads), tuple(dlls), variants, tuple(lists))
 
 
 @functools.cache

@@ -17,11 +17,11 @@ from cuwheel.doctor.loader import (
     Process,
     SearchContext,
     binary_os,
-    is_cuda_library,
     simulate,
 )
 from cuwheel.doctor.torchabi import torch_abi_findings
 from cuwheel.doctor.verdict import VariantChoice, judge_distribution, loaded_binaries
+from cuwheel.knowledge.catalog import is_cuda_library
 from cuwheel.knowledge.platforms import BINARY_FORMATS
 from cuwheel.model.inventory import Binary, Inventory
 from cuwheel.rules.rollup import WheelState, combine_states

@@ -42,7 +42,6 @@ __all__ = [
     "SearchContext",
     "binary_os",
     "cannot_open",
-    "is_cuda_library",
     "simulate",
 ]
 
@@ -54,11 +53,6 @@ def cannot_open(name: str) -> str:
     """glibc's dlerror text for a needed library no directory holds (what ``import`` or
     ``ctypes.CDLL`` raise, after ``ImportError:`` / ``OSError:``)."""
     return f"{name}: cannot open shared object file: No such file or directory"
-
-
-def is_cuda_library(name: str, os_name: str = "linux") -> bool:
-    """A library of NVIDIA's CUDA components (catalog), not a driver library."""
-    return bool(catalog.find_library(name, os=os_name))
 
 
 MAX_SEARCH_DIRS = 4096
@@ -156,7 +150,7 @@ class _Simulation:
         return self.read_cache[path]
 
     def worth_reading(self, path: str, name: str, os_name: str) -> bool:
-        return self.env.inside(path) or is_cuda_library(name, os_name)
+        return self.env.inside(path) or catalog.is_cuda_library(name, os_name)
 
     # -- Linux ---------------------------------------------------------------------------
     def search_linux(self, obj: Binary, path: str, name: str,
@@ -250,7 +244,7 @@ class _Simulation:
             for need in b.needed:
                 if os_name == "linux" and catalog.is_driver_library(need):
                     continue  # the driver's: never the environment's to provide
-                if os_name == "windows" and not is_cuda_library(need, "windows"):
+                if os_name == "windows" and not catalog.is_cuda_library(need, "windows"):
                     continue  # system DLLs (kernel32, the CRT) are not followed
                 r = (self.search_windows(p, need) if os_name == "windows"
                      else self.search_linux(b, p, need, chain))  # fmt: skip
@@ -270,7 +264,7 @@ class _Simulation:
 
     def report_missing(self, b: Binary, path: str, name: str, r: Resolution, os_name: str) -> None:
         shipped = self.env.index.get(name, ())
-        if not (is_cuda_library(name, os_name) or shipped) or name in self.missing_seen:
+        if not (catalog.is_cuda_library(name, os_name) or shipped) or name in self.missing_seen:
             return
         self.missing_seen.add(name)
         comps = catalog.find_library(name, os=os_name)
@@ -309,6 +303,11 @@ class _Simulation:
                 if hit is not None:
                     self.load(hit, label, f"{label} from {os.path.dirname(hit)}")
 
+        for pl in conventions().preload_lists:
+            if self.env.distribution(pl.carrier) is not None:
+                for hit in preload_list(self.env, pl.file):
+                    self.load(hit, f"{pl.carrier} preload", f"import {pl.carrier}: {pl.file}")
+
     def preload_path(self, folder: str, pattern: str, major: int | None) -> str | None:
         for site in self.env.sites:
             dirs = [os.path.join(site, "nvidia", folder, "lib")]
@@ -330,7 +329,7 @@ class _Simulation:
         stems: dict[str, list[Loaded]] = {}
         for key in self.proc.order:
             lo = self.proc.loaded[key]
-            if ".so." in lo.name and is_cuda_library(lo.name):
+            if ".so." in lo.name and catalog.is_cuda_library(lo.name, "linux"):
                 stems.setdefault(lo.name.split(".so.", 1)[0], []).append(lo)
         for stem, los in stems.items():
             if len({lo.name for lo in los}) > 1:
@@ -344,7 +343,7 @@ class _Simulation:
             lo = self.proc.loaded[key]
             if self.env.inside(lo.path) or lo.binary is None or lo.binary.format == "pe":
                 continue
-            if not is_cuda_library(lo.name):
+            if not catalog.is_cuda_library(lo.name, "linux"):
                 continue
             ours = [p for p in self.env.index.get(lo.name, ()) if p != lo.path]
             if ours:
@@ -361,7 +360,8 @@ class _Simulation:
                 if u.weak or u.version is None or u.library is None:
                     continue
                 prov = self.proc.loaded.get(u.library)
-                if prov is None or prov.binary is None or not is_cuda_library(u.library):
+                if (prov is None or prov.binary is None
+                        or not catalog.is_cuda_library(u.library, "linux")):
                     continue
                 pb = prov.binary
                 if u.version not in pb.version_defs:
@@ -397,3 +397,45 @@ def simulate(
         sim.load(path, "import", "an entry of the environment")
     sim.judge()
     return sim.proc
+
+
+_MAX_LIST = 1 << 16  # bytes of a preload list read; real ones are a few hundred
+_MAX_REGEX = 256
+
+
+def preload_list(env: Environment, file: str) -> list[str]:
+    """The files a package's preload list names (conventions.PreloadList), in its order:
+    per entry, the first installed file of ``package_name`` whose base name
+    ``filename_regex`` matches (re.search).  An unreadable or malformed list, an entry of
+    another shape, an over-long expression or a distribution not installed names
+    nothing."""
+    import json
+    import re
+
+    for site in env.sites:
+        try:
+            with open(os.path.join(site, file), "rb") as f:
+                raw = f.read(_MAX_LIST + 1)
+        except OSError:
+            continue
+        try:
+            entries = json.loads(raw) if len(raw) <= _MAX_LIST else None
+        except ValueError:
+            entries = None
+        out: list[str] = []
+        for e in entries if isinstance(entries, list) else []:
+            if not (isinstance(e, dict) and isinstance(e.get("package_name"), str)
+                    and isinstance(e.get("filename_regex"), str)
+                    and len(e["filename_regex"]) <= _MAX_REGEX):
+                continue
+            dist = env.distribution(e["package_name"])
+            try:
+                pattern = re.compile(e["filename_regex"])
+            except re.error:
+                continue
+            hit = next((p for p in dist.files if pattern.search(os.path.basename(p))), None) \
+                if dist is not None else None
+            if hit is not None:
+                out.append(hit)
+        return out
+    return []

@@ -213,14 +213,13 @@ def _driver_floor(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | N
                 r = release(f.value)
             except (LookupError, ValueError):  # a release the catalog does not know
                 continue
-            need = r.driver_windows if os == "windows" else r.driver_linux
+            need = r.min_driver(os)
             if need:
                 because.append(f"PTX of CUDA {r.name} needs driver >= {need} ({os}).")
     else:
         for m in _majors(facts) or [12, 13]:
             floor = minor_compat_floor(m)
-            need = None if floor is None else (
-                floor.driver_windows if os == "windows" else floor.driver_linux)
+            need = None if floor is None else floor.floor(os)
             if need:
                 because.append(f"a CUDA {m} runtime needs driver >= {need} ({os}).")
     if drivers:

@@ -41,7 +41,7 @@ def _variant_choice(
     dist: Distribution, cuda: tuple[int, int] | None, environ: dict[str, str]
 ) -> VariantChoice | None:
     for v in conventions().variants:
-        if v.distribution.lower() != dist.name.lower():
+        if v.distribution.lower() != dist.name.lower() or not v.applies(dist.version):
             continue
         found = [(b.path, v.version_of(b.path)) for b in dist.binaries]
         variants = [(p, ver) for p, ver in found if ver is not None]

@@ -78,6 +78,7 @@ __all__ = [
     "find_library",
     "forward_compat",
     "gpu_for_arch",
+    "is_cuda_library",
     "is_driver_library",
     "load_catalog",
     "min_driver_for_ptx_isa",
@@ -334,7 +335,7 @@ def min_driver_for_ptx_isa(isa: str | tuple[int, int], os: str = "linux") -> str
     r = release_for_ptx_isa(isa)
     if r is None:
         return None
-    return r.driver_linux if os == "linux" else r.driver_windows
+    return r.min_driver(os)
 
 
 def minor_compat_floor(major: int) -> MinorCompat | None:
@@ -366,6 +367,13 @@ def find_library(
 
 def is_driver_library(name: str) -> bool:
     return load_catalog().is_driver_library(name)
+
+
+def is_cuda_library(name: str, os: str | None = None, *, driver: bool = False) -> bool:
+    """The one answer to "is this a CUDA library": a library of NVIDIA's CUDA components
+    (shipped on ``os``; any OS when None), or with ``driver`` one of the driver's own
+    (``libcuda.so.1``, ``nvcuda.dll``)."""
+    return bool(find_library(name, os=os)) or (driver and is_driver_library(name))
 
 
 def platform(name: str) -> Platform | None:

@@ -58,6 +58,11 @@ class Release:
     source: str
     note: str | None = None
 
+    def min_driver(self, os: str) -> str | None:
+        """The minimum driver of this release on ``os`` ("windows", else Linux), as
+        tabulated; None where the release notes give none."""
+        return self.driver_windows if os == "windows" else self.driver_linux
+
     @property
     def name(self) -> str:
         return f"{self.version[0]}.{self.version[1]}"
@@ -109,6 +114,10 @@ class MinorCompat:
     driver_linux: str | None
     driver_windows: str | None
     note: str | None = None
+
+    def floor(self, os: str) -> str | None:
+        """The floor on ``os`` ("windows", else Linux); None where none is tabulated."""
+        return self.driver_windows if os == "windows" else self.driver_linux
 
 
 @dataclass(frozen=True)

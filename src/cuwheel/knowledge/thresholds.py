@@ -28,7 +28,9 @@ class Thresholds:
 
 def _value(chk: Checker, data: Mapping[str, Any], key: str, kind: type, low: float,
            high: float) -> Any:
-    f = chk.fields(data.get(key), f"[{key}]", {"value": kind, "rule": str, "measured": str})
+    # "applies": where the rule is used, when only part of the roll-up uses it
+    f = chk.fields(data.get(key), f"[{key}]", {"value": kind, "rule": str, "measured": str},
+                   {"applies": str})
     value = f.get("value")
     if value is None:
         return None

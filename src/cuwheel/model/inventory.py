@@ -83,6 +83,10 @@ class FatbinEntry:
     relocatable: bool | None = None  # cubin e_type ET_REL (True) or ET_EXEC (False)
     # The cubin has a kernel (a .text.<name> section); None where it was not decoded.
     kernels: bool | None = None
+    # The entry kernels' mangled names (a cubin's ENTRY functions, a PTX text's .entry
+    # directives), each once in file order; None where they were not read (inspect
+    # --kernels reads them; model/kernels.py names their families).
+    kernel_names: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -116,6 +120,15 @@ class FatbinContainer:
     # has version 2): for whole-program code a stub without kernels that follows the link
     # line's -arch, for -rdc code the linked image.  None when no record names it.
     device_link: bool | None = None
+
+    @property
+    def shape(self) -> tuple[object, ...]:
+        """The facts a container's verdict depends on: its relocatability and each entry's
+        kind, target, code version, compression, relocatability and whether it has kernels
+        (rules/loading.py judges each shape once; rules/shapes.py numbers them)."""
+        return (self.relocatable,
+                tuple((e.kind, e.arch, e.code_version, e.compression, e.relocatable, e.kernels)
+                      for e in self.entries))
 
 
 @dataclass(frozen=True)
@@ -179,6 +192,9 @@ class Binary:
     undefined: tuple[UndefinedSymbol, ...] = ()
     version_needs: tuple[VersionNeed, ...] = ()
     version_defs: tuple[str, ...] = ()
+    # The CUDA runtime is linked in statically (libcudart_static: its shared-memory name
+    # format in .rodata, docs/formats.md#a-statically-linked-cuda-runtime); ELF only.
+    static_cudart: bool = False
     # Device code
     containers: tuple[FatbinContainer, ...] = ()
     # Raw PTX file facts (format "ptx"): its .version and .target

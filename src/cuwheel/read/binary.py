@@ -36,7 +36,7 @@ from cuwheel.read.cubin import EM_CUDA, parse_cubin
 from cuwheel.read.elf import ElfFacts, ElfReader
 from cuwheel.read.fatbin import CONTAINER_MAGIC
 from cuwheel.read.pe import PeFacts, PeReader
-from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header
+from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header, ptx_entries
 from cuwheel.read.regions import Region, merge_ranges
 from cuwheel.read.stream import Chunk, Scan
 from cuwheel.read.tables import Anomalies, NameBudget
@@ -223,7 +223,7 @@ def _read(
     search_code: bool = True,
 ) -> list[Binary]:
     if kind in ("cubin", "ptx"):
-        return [_read_raw_device(path, size, open_chunks, kind)]
+        return [_read_raw_device(path, size, open_chunks, kind, payload == "kernels")]
     scan = Scan(size)
     scan.search_code = search_code
     collector = ContainerCollector(scan, payload=payload, skip_known=skip_known)
@@ -328,7 +328,7 @@ def _host_binary(path: str, kind: str, size: int, facts: ElfFacts | PeFacts,
     return dataclasses.replace(
         binary, rpath=tuple(facts.rpath), runpath=tuple(facts.runpath), soname=facts.soname,
         undefined=tuple(facts.undefined), version_needs=tuple(facts.version_needs),
-        version_defs=tuple(facts.version_defs))
+        version_defs=tuple(facts.version_defs), static_cudart=facts.static_cudart)
 
 
 def _place(
@@ -362,14 +362,15 @@ def _raise_first(path: str, problems: list[str]) -> None:
         raise InputError(path, problems[0] + extra)
 
 
-def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str) -> Binary:
+def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str,
+                     names: bool) -> Binary:
     if size > MAX_RAW_DEVICE_FILE:
         raise InputError(path, f"{size} bytes is too large for a {kind} file")
     data = b"".join(bytes(c[:]) for c in open_chunks())
     if len(data) != size:
         raise InputError(path, f"read {len(data)} bytes, expected {size}")
     if kind == "cubin":
-        facts = parse_cubin(data)
+        facts = parse_cubin(data, kernel_names=names)
         if facts is None:
             raise InputError(path, "not a 64-bit little-endian CUDA ELF")
         variant: Variant = ""
@@ -382,7 +383,8 @@ def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str) 
         entry = dataclasses.replace(
             _whole_file_entry(CodeKind.SASS, Arch(facts.sm, variant), (1, facts.abi_version),
                               size, False),
-            toolkit=facts.toolkit, relocatable=facts.relocatable, kernels=facts.kernels)
+            toolkit=facts.toolkit, relocatable=facts.relocatable, kernels=facts.kernels,
+            kernel_names=facts.kernel_names)
         container = FatbinContainer(0, size, None, False, facts.relocatable, (entry,),
                                     toolkit=facts.toolkit)
         return Binary(path=path, format="cubin", size=size, machine="cuda",
@@ -400,6 +402,8 @@ def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str) 
     pvariant: Variant = "a" if variant_s == "a" else "f" if variant_s == "f" else ""
     entry = _whole_file_entry(CodeKind.PTX, Arch(int(digits), pvariant), header.version, size,
                               "debug" in header.options)
+    if names:
+        entry = dataclasses.replace(entry, kernel_names=ptx_entries(data))
     container = FatbinContainer(0, size, None, False, False, (entry,))
     return Binary(path=path, format="ptx", size=size, machine="cuda", containers=(container,),
                   ptx_version=f"{header.version[0]}.{header.version[1]}")

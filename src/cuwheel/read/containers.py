@@ -16,38 +16,27 @@ of the device-code sections (docs/formats.md#padding-between-containers) sit wit
 from __future__ import annotations
 
 import bisect
-import dataclasses
 from dataclasses import dataclass, field
 from functools import partial
 
-from cuwheel.model.inventory import CodeKind, Compression, FatbinContainer, FatbinEntry, Toolkit
-from cuwheel.read.cubin import parse_cubin
+from cuwheel.model.inventory import FatbinContainer, FatbinEntry, Toolkit
 from cuwheel.read.fatbin import (
     CONTAINER_HEADER_SIZE,
     CONTAINER_SIGNATURE,
     ENTRY_FIXED_SIZE,
     EntryHeader,
     FatbinError,
-    decompress_prefix,
     make_entry,
     parse_container_header,
     parse_entry_header,
 )
+from cuwheel.read.payloads import Decodes
 from cuwheel.read.regions import PAD_LIMIT, TAIL_PAD, Region, merge_ranges
 from cuwheel.read.stream import Scan
 from cuwheel.read.tables import RangeMap
 
 __all__ = ["Candidate", "ContainerCollector", "Region", "assign_containers"]  # Region: regions.py
 
-# Payload bytes decoded per cubin to find its ELF header and toolkit note.  The notes sit
-# after the symbol and string tables; in big cubins that can be far in, and then the
-# toolkit stays unknown rather than costing a full decompression.
-PAYLOAD_PREFIX_IN = 128 << 10
-PAYLOAD_PREFIX_OUT = 256 << 10
-# Cubins decoded per container at most, when looking for its toolkit.
-MAX_DECODES = 3
-# In "all" mode each cubin is decoded whole, up to this size.
-MAX_CUBIN = 256 << 20
 # Far beyond any real library (cuFFT: 24k containers and entries) and small enough that a
 # hostile file cannot make the inventory itself exhaust memory.
 MAX_CANDIDATES = 1_000_000
@@ -81,9 +70,11 @@ class ContainerCollector:
 
     def __init__(self, scan: Scan, *, payload: str = "sample", skip_known: bool = True) -> None:
         """``payload``: "none" (headers only), "sample" (decode the start of one cubin in
-        containers 0, 1, 2, 4, 8, ... to read the toolkit) or "all" (every cubin, whole)."""
+        containers 0, 1, 2, 4, 8, ... to read the toolkit), "all" (every cubin, whole) or
+        "kernels" (every cubin and PTX text, whole, with its entry kernels' names)."""
         self.scan = scan
         self.payload = payload
+        self.decodes = Decodes(payload)
         self.candidates: dict[int, Candidate] = {}
         self.entries = 0
         self.skip_known = skip_known
@@ -261,57 +252,16 @@ class ContainerCollector:
             raise FatbinError(f"more than {MAX_ENTRIES} fatbin entries")
         index = len(cand.entries)
         cand.entries.append(make_entry(hdr, at, header_bytes))
-        if hdr.kind is not CodeKind.SASS or not hdr.payload_size or self.payload == "none":
+        plan = self.decodes.plan(cand, hdr)
+        if plan is None:
             return
-        start = at + hdr.header_size
-        stored = hdr.compressed_size or hdr.payload_size
-        if self.payload == "all":
-            if hdr.uncompressed_size > MAX_CUBIN:
-                return
-            take, limit = stored, hdr.uncompressed_size
-        else:
-            # Sample: the toolkit is the same for a container's cubins (one nvcc run), and
-            # containers 0, 1, 2, 4, 8... cover a binary without decoding them all.
-            i = cand.index
-            if cand.toolkit is not None or cand.decodes >= MAX_DECODES or (i & (i - 1)):
-                return
-            if hdr.compression is Compression.LZ4:
-                if hdr.uncompressed_size > PAYLOAD_PREFIX_OUT:
-                    return
-                take, limit = stored, hdr.uncompressed_size  # raw LZ4 decodes only whole
-            else:
-                take, limit = min(stored, PAYLOAD_PREFIX_IN), PAYLOAD_PREFIX_OUT
+        start, take, limit = at + hdr.header_size, plan[0], plan[1]
         cand.decodes += 1
         if (data := self.scan.buffered(start, take)) is not None:  # decoded before the
-            self._payload(cand, index, hdr, data, limit)  # next entry: it may give the toolkit
+            self.decodes.decode(cand, index, hdr, data, limit)  # next entry: the toolkit
         else:
-            self.scan.request(start, take, lambda b: self._payload(cand, index, hdr, b, limit))
-
-    def _payload(
-        self, cand: Candidate, index: int, hdr: EntryHeader, data: bytes, limit: int
-    ) -> None:
-        # A payload error never replaces an error of the entry walk, which always replaces
-        # it: a resident file decodes payloads during the walk, a streamed one after it,
-        # and both must name the same error.
-        try:
-            prefix = decompress_prefix(
-                hdr.compression, data, hdr.compressed_size, hdr.uncompressed_size, limit
-            )
-        except FatbinError as exc:
-            if cand.error is None:
-                cand.error = f"entry {index}: {exc}"
-            return
-        facts = parse_cubin(prefix)
-        if facts is None:
-            if prefix and cand.error is None:
-                cand.error = f"entry {index}: the SASS payload is not a CUDA ELF"
-            return
-        if facts.toolkit is not None and cand.toolkit is None:
-            cand.toolkit = facts.toolkit
-        entry = cand.entries[index]
-        cand.entries[index] = dataclasses.replace(
-            entry, toolkit=facts.toolkit, relocatable=facts.relocatable, kernels=facts.kernels
-        )
+            self.scan.request(start, take,
+                              lambda b: self.decodes.decode(cand, index, hdr, b, limit))
 
 
 def _entry_fits(cand: Candidate, at: int) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cuwheel.model.inventory import Toolkit
 
-__all__ = ["EM_CUDA", "CubinFacts", "parse_cubin"]
+__all__ = ["EM_CUDA", "MAX_KERNELS", "CubinFacts", "entry_kernels", "parse_cubin"]
 
 EM_CUDA = 190
 ET_REL = 1
@@ -37,6 +37,9 @@ class CubinFacts:
     arch_specific: bool | None  # .nv.compat attribute 9 ("a"); None when unseen
     arch_option: str | None  # the "-arch" value recorded by the tool, e.g. "sm_100f"
     kernels: bool | None = None  # has a .text.<kernel> section; None: not in the bytes read
+    # The entry kernels' (mangled) names in symbol-table order; None when the symbol
+    # table lies beyond the bytes read or was not asked for.
+    kernel_names: tuple[str, ...] | None = None
 
     @property
     def relocatable(self) -> bool:
@@ -130,8 +133,59 @@ def _has_kernels(data: bytes) -> bool | None:
     return False
 
 
-def parse_cubin(data: bytes) -> CubinFacts | None:
-    """Facts from a cubin or a prefix of one; None when it is not a CUDA ELF."""
+# Entry kernels read per cubin at most (the largest real cubins hold a few thousand), and
+# the bytes of one name (tables.MAX_NAME; a longer one is cut).
+MAX_KERNELS = 1 << 16
+_MAX_KERNEL_NAME = 4096
+_SHT_SYMTAB = 2
+_STT_FUNC = 2
+# st_other bit 0x10 marks a CUDA entry function (a __global__ kernel; cuobjdump -elf shows
+# it as ENTRY in the symbol table's Other column): docs/formats.md#cubin-entry-kernels.
+_STO_CUDA_ENTRY = 0x10
+_SYM = struct.Struct("<IBBHQQ")
+
+
+def entry_kernels(data: bytes) -> tuple[str, ...] | None:
+    """The names of the entry kernels of a whole cubin: the ``STT_FUNC`` symbols of its
+    ``SHT_SYMTAB`` section whose ``st_other`` has the CUDA entry bit, in table order, each
+    once, at most MAX_KERNELS, each cut to 4,096 bytes.  None when the section table, the
+    symbol table or its string table lies beyond ``data``."""
+    if len(data) < 64:
+        return None
+    shoff, = struct.unpack_from("<Q", data, 40)
+    shentsize, shnum = struct.unpack_from("<HH", data, 58)
+    if shentsize != 64 or not 0 < shnum <= 0xFFFF or shoff + shnum * 64 > len(data):
+        return None
+    found: list[str] = []
+    seen: set[bytes] = set()
+    for i in range(shnum):
+        sh_type, = struct.unpack_from("<I", data, shoff + i * 64 + 4)
+        if sh_type != _SHT_SYMTAB:
+            continue
+        off, size, link = struct.unpack_from("<QQI", data, shoff + i * 64 + 24)
+        if off + size > len(data) or link >= shnum:
+            return None
+        str_off, str_size = struct.unpack_from("<QQ", data, shoff + link * 64 + 24)
+        if str_off + str_size > len(data):
+            return None
+        strings = data[str_off : str_off + str_size]
+        for at in range(off, off + size - _SYM.size + 1, _SYM.size):
+            st_name, st_info, st_other, _, _, _ = _SYM.unpack_from(data, at)
+            if st_info & 0xF != _STT_FUNC or not st_other & _STO_CUDA_ENTRY:
+                continue
+            end = strings.find(b"\0", st_name, st_name + _MAX_KERNEL_NAME)
+            raw = strings[st_name : end if end >= 0 else st_name + _MAX_KERNEL_NAME]
+            if raw and raw not in seen:
+                seen.add(raw)
+                found.append(raw.decode("utf-8", "replace"))
+                if len(found) >= MAX_KERNELS:
+                    return tuple(found)
+    return tuple(found)
+
+
+def parse_cubin(data: bytes, *, kernel_names: bool = False) -> CubinFacts | None:
+    """Facts from a cubin or a prefix of one; None when it is not a CUDA ELF.
+    ``kernel_names``: also read the entry kernels' names (:func:`entry_kernels`)."""
     if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return None
     e_type, e_machine, e_version = struct.unpack_from("<HHI", data, 16)
@@ -156,4 +210,5 @@ def parse_cubin(data: bytes) -> CubinFacts | None:
         arch_specific=arch_specific,
         arch_option=arch_option,
         kernels=_has_kernels(data),
+        kernel_names=entry_kernels(data) if kernel_names else None,
     )

@@ -1,10 +1,9 @@
 """Host ELF files (System V gABI): section table, dynamic section and dynamic symbols.
 
-Reads by requests on a Scan (see stream.py) so that a library streamed out of a wheel
-is never held whole.  pyelftools needs a seekable stream of the whole file, and walking
-a 75,000-symbol ``.dynsym`` through it is much slower than ``struct.iter_unpack``, so
-the few structures needed are decoded here; tests compare the results with readelf.
-Dynamic symbols, versions and search paths are decoded in elfsyms.py.
+Reads by requests on a Scan (stream.py), so a library streamed out of a wheel is never
+held whole (pyelftools needs the whole file seekable, and is much slower on a
+75,000-symbol ``.dynsym``); tests compare the results with readelf.  Dynamic symbols,
+versions and search paths are decoded in elfsyms.py.
 """
 
 from __future__ import annotations
@@ -32,6 +31,8 @@ from cuwheel.read.elfsyms import (
     SHT_GNU_VERSYM,
     VERSION_SECTIONS,
     dynamic_symbols,
+    has_static_cudart,
+    rodata_windows,
     search_paths,
 )
 from cuwheel.read.regions import PAD_LIMIT, Region, section_region
@@ -107,6 +108,7 @@ class ElfFacts:
     # .nvFatBinSegment wrapper records: container file offset -> record version
     # (2 = written by nvcc's device-link step).
     wrappers: dict[int, int] = field(default_factory=dict)
+    static_cudart: bool = False  # .rodata holds STATIC_CUDART
 
 
 class ElfReader:
@@ -164,6 +166,7 @@ class ElfReader:
         self._rw_ranges: list[tuple[int, int]] = []  # the writable segments a stream keeps
         self._wrapper_section: tuple[int, int] | None = None
         self._wrapper_bytes: bytes | None = None
+        self._static: list[bool] = []
         self._get(0, min(size, 64), self._ehdr)
 
     # Offsets below are relative to the image; _get adds the base.
@@ -273,6 +276,8 @@ class ElfReader:
             for f, off, filesz in load_flags:
                 if f & 1 and filesz:
                     self.scan.skip.append((self.base + off, self.base + off + filesz))
+        for at, n in rodata_windows(load_flags, self.size):  # a static runtime's mark
+            self._get(at, n, lambda b: self._static.append(has_static_cudart(b)), "PT_LOAD")
         if dyn and dyn[1]:
             self._get(dyn[0], dyn[1], self._dynamic_section, "PT_DYNAMIC")
 
@@ -428,6 +433,7 @@ class ElfReader:
         """Build the facts once the scan is over."""
         facts = self.facts
         facts.wrappers = self._wrappers()
+        facts.static_cudart = any(self._static)
         if self._pie and facts.file_type == "shared":
             facts.file_type = "executable"
         data = self._dynstr

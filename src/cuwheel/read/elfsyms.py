@@ -28,10 +28,13 @@ __all__ = [
     "SHT_GNU_VERDEF",
     "SHT_GNU_VERNEED",
     "SHT_GNU_VERSYM",
+    "STATIC_CUDART",
     "VERSION_SECTIONS",
     "Symbols",
     "dynamic_symbols",
     "exports_read",
+    "has_static_cudart",
+    "rodata_windows",
     "search_paths",
 ]
 
@@ -314,3 +317,29 @@ def _undefined_symbols(split: _Dynsym, versym: bytes | None,
         anomalies.add(f".gnu.version: version index {unknown} names no version in "
                       ".gnu.version_r or .gnu.version_d (read as unversioned)")
     return out
+
+
+# The CUDA runtime's shared-memory name format, in .rodata wherever libcudart_static is
+# linked in, stripped or not (docs/formats.md#a-statically-linked-cuda-runtime).
+STATIC_CUDART = b"/cudart.shm."
+_RODATA_WINDOW = 8 << 20
+
+
+def rodata_windows(loads: list[tuple[int, int, int]], size: int) -> list[tuple[int, int]]:
+    """(offset, length) of the parts of a file where .rodata sits, from its PT_LOAD
+    segments' (flags, offset, size): the start of each read-only segment after the first
+    (ld -z separate-code puts .rodata first there), else, in older layouts without one,
+    the end of each executable segment (.rodata follows .text); 8 MiB of each at most.
+    Known from the program headers alone, so a streamed file is searched where a file
+    on disk is.  libcudart_static, linked last, puts its strings at the end of .rodata:
+    past the window of a .rodata over 8 MiB, which is then not searched."""
+    fits = [(f, off, n) for f, off, n in loads if n and off + n <= size]
+    ro = [(off, min(n, _RODATA_WINDOW)) for f, off, n in fits if f & 7 == 4 and off]
+    if ro:
+        return ro
+    return [(off + n - min(n, _RODATA_WINDOW), min(n, _RODATA_WINDOW))
+            for f, off, n in fits if f & 7 == 5]
+
+
+def has_static_cudart(data: bytes) -> bool:
+    return STATIC_CUDART in data

@@ -261,7 +261,8 @@ def decompress_prefix(
             # The frame header records the content size (0: not recorded); a frame that
             # holds more or less than the entry header declares is a lie, caught cheaply.
             recorded = zstandard.get_frame_parameters(stream).content_size
-            if recorded and recorded != uncompressed_size:
+            if recorded not in (0, zstandard.CONTENTSIZE_UNKNOWN) and \
+                    recorded != uncompressed_size:
                 raise FatbinError(
                     f"zstd payload holds {recorded} bytes, header declares {uncompressed_size}"
                 )

@@ -32,8 +32,10 @@ def inspect(
     distributions (``dists``, or every distribution of this environment with ``env``).
 
     Unreadable inputs do not raise: each becomes a ``Problem`` in its ``Source``.
-    ``payload`` says which cubins are decoded to read the toolkit that built them:
-    "sample" (one per container, in containers 0, 1, 2, 4, 8, ...), "all", or "none".
+    ``payload`` says which payloads are decoded: "sample" (one cubin per container, in
+    containers 0, 1, 2, 4, 8, ..., for the toolkit that built it), "all" (every cubin),
+    "none", or "kernels" (every cubin and PTX text, with the names of their entry kernels:
+    ``FatbinEntry.kernel_names``).
     ``workers``: processes for the reading (default: every CPU this process may use, as
     ``iter_inspect``; no process starts for less than 64 MiB to read). ``exports=False``
     leaves the names of ELF libraries' exported symbols out (``Binary.exported`` empty),
@@ -68,8 +70,10 @@ def inspect(
 
 
 def _check_payload(payload: str) -> None:
-    if payload not in ("sample", "all", "none"):
-        raise ValueError(f"payload must be 'sample', 'all' or 'none', not {payload!r}")
+    from cuwheel.read.payloads import PAYLOAD_MODES
+
+    if payload not in PAYLOAD_MODES:
+        raise ValueError(f"payload must be one of {', '.join(PAYLOAD_MODES)}, not {payload!r}")
 
 
 def iter_inspect(

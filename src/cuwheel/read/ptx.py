@@ -1,11 +1,12 @@
-"""PTX text: the ``.version`` (PTX ISA) and ``.target`` directives (PTX ISA manual)."""
+"""PTX text: the ``.version`` (PTX ISA) and ``.target`` directives, and the names of the
+``.entry`` kernels (PTX ISA manual, "Kernel and Function Directives")."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-__all__ = ["PtxHeader", "looks_like_ptx", "parse_ptx_header"]
+__all__ = ["PtxHeader", "looks_like_ptx", "parse_ptx_header", "ptx_entries"]
 
 _VERSION = re.compile(rb"\.version[ \t]+(\d+)\.(\d+)")
 # Whitespace runs, and the operands of .target: each a single character class, matched
@@ -87,3 +88,32 @@ def parse_ptx_header(text: bytes) -> PtxHeader | None:
     if not items:
         return None
     return PtxHeader((int(m.group(1)), int(m.group(2))), items[0], tuple(items[1:]))
+
+
+# A PTX identifier (PTX ISA "Identifiers"): a letter or one of ``_$%`` followed by
+# letters, digits and ``_$``; matched at a fixed position, never searched.
+_IDENT = re.compile(rb"[A-Za-z_$%][A-Za-z0-9_$]*")
+_MAX_ENTRIES = 1 << 16
+_MAX_ENTRY_NAME = 4096
+
+
+def ptx_entries(text: bytes) -> tuple[str, ...]:
+    """The names of the ``.entry`` kernels a PTX module defines or declares, in text
+    order, each once, at most 65,536, each cut to 4,096 bytes.  One forward pass: each
+    ``.entry`` directive must follow a line start, blank space or another directive
+    (``.visible .entry name(``) and be followed by blank space and the name."""
+    found: list[str] = []
+    seen: set[bytes] = set()
+    at = text.find(b".entry")
+    while at >= 0 and len(found) < _MAX_ENTRIES:
+        k = at + len(b".entry")
+        if (at == 0 or text[at - 1] in b" \t\r\n") and k < len(text) and text[k] in b" \t":
+            m = _IDENT.match(text, _space_end(text, k))
+            if m:
+                name = m.group(0)[:_MAX_ENTRY_NAME]
+                if name not in seen:
+                    seen.add(name)
+                    found.append(name.decode("ascii"))
+                k = m.end()
+        at = text.find(b".entry", k)
+    return tuple(found)

@@ -29,7 +29,15 @@ from cuwheel.read.workers import stop_pool, worker_init
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-__all__ = ["Finish", "Progress", "Run", "default_workers", "keep_source", "run_item"]
+__all__ = [
+    "Finish",
+    "Progress",
+    "Run",
+    "cpu_count",
+    "default_workers",
+    "keep_source",
+    "run_item",
+]
 
 # Called as progress(label, done, total) with byte counts; never required.
 Progress = Callable[[str, int, int], None]
@@ -68,7 +76,7 @@ def default_workers() -> int:
     """Worker processes when none are asked for: every CPU this process may run on.  The
     pool starts only for 64 MiB or more to read (_PARALLEL_THRESHOLD), and the inventory
     is the same for any count."""
-    return _cpu_count()
+    return cpu_count()
 
 
 # -- work items ---------------------------------------------------------------------------
@@ -122,7 +130,7 @@ class Run(Generic[T]):
         tags: list[Any] | None,
     ) -> None:
         self.targets = targets
-        self.workers = max(1, _cpu_count() if workers is None else workers)
+        self.workers = max(1, cpu_count() if workers is None else workers)
         self.limits = limits
         self.progress = progress
         self.payload = payload
@@ -149,7 +157,7 @@ class Run(Generic[T]):
                 total += what
             elif kind == "dir":
                 total += sum(s for _, s in what.members)
-        parallel = (self.workers > 1 and _cpu_count() > 1 and len(self.targets) > 0
+        parallel = (self.workers > 1 and cpu_count() > 1 and len(self.targets) > 0
                     and total >= _PARALLEL_THRESHOLD)
         items: list[tuple[int, int, int, Item]] = []  # (-group cost, -own cost, seq, item)
         try:
@@ -164,7 +172,7 @@ class Run(Generic[T]):
                 group = max(c for c, _ in planned)
                 for cost, item in planned:
                     items.append((-group, -cost, len(items), item))
-            workers = min(self.workers, len(items), _cpu_count())
+            workers = min(self.workers, len(items), cpu_count())
             _open_wheels.update(self.opened)
             if not parallel or workers <= 1:
                 # In target order, each finished before the next starts (streaming).
@@ -416,7 +424,9 @@ def _wheel(path: str, limits: Limits) -> WheelSource:
 
 
 # -- worker processes -----------------------------------------------------------------------
-def _cpu_count() -> int:
+def cpu_count() -> int:
+    """The CPUs this process may use (its affinity mask where the OS has one): the one
+    count every worker pool sizes itself by (inspect, scan, the Dask cluster)."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -194,7 +194,7 @@ def _headline(r: TargetReport) -> str:
         short_path(g.members[0].path) + " (every variant)"
         for s in r.sources
         for g in s.groups
-        if g.verdict in (Verdict.PARTIAL, Verdict.DRIVER, Verdict.NO_CODE, Verdict.PLATFORM)
+        if g.verdict.fails
     ]
     if not named and r.state is WheelState.DEPENDS:
         named = [short_path(lv.path) for s in r.sources for lv in s.doubtful]

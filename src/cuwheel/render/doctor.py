@@ -8,7 +8,7 @@ from typing import Any
 
 from cuwheel.checks.codes import CODES
 from cuwheel.doctor import Diagnosis, DistributionReport, Environment, Finding, Status
-from cuwheel.doctor.loader import is_cuda_library
+from cuwheel.knowledge.catalog import is_cuda_library
 from cuwheel.render.compat import _library_json, _target_json
 from cuwheel.render.diagnosis import wrap
 from cuwheel.render.envelope import envelope

@@ -15,6 +15,7 @@ from cuwheel.model.inventory import (
     Source,
     Toolkit,
 )
+from cuwheel.model.kernels import family_rows
 from cuwheel.render.envelope import envelope
 from cuwheel.render.envelope import load_schema as load
 from cuwheel.render.escape import dumps
@@ -51,6 +52,7 @@ def _entry(e: FatbinEntry) -> dict[str, Any]:
         "identifier": e.identifier,
         "toolkit": _toolkit(e.toolkit),
         "relocatable": e.relocatable,
+        "kernels": list(e.kernel_names) if e.kernel_names is not None else None,
     }
 
 
@@ -98,7 +100,15 @@ def binary_summary(b: Binary) -> dict[str, Any]:
         "ptx_isa": isas,
         "compression": compression,
         "toolkits": toolkits,
+        "kernel_families": _families(b),
     }
+
+
+def _families(b: Binary) -> list[dict[str, Any]] | None:
+    rows = family_rows((e.kind.value, e.name, e.kernel_names) for e in b.entries())
+    if rows is None:
+        return None
+    return [{"family": f, "kernels": n, "sass": sass, "ptx": ptx} for f, n, sass, ptx in rows]
 
 
 def _binary(b: Binary, full: bool) -> dict[str, Any]:

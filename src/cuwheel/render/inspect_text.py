@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cuwheel.model.inventory import Binary, CodeKind, Inventory, Source
+from cuwheel.model.kernels import family_rows
 from cuwheel.render.escape import escape_lines
 
 __all__ = ["render_text"]
@@ -28,6 +29,26 @@ def _cuda_libraries(needed: tuple[str, ...]) -> tuple[list[str], list[str]]:
         elif find_library(name):
             runtime.append(name)
     return runtime, driver
+
+
+# Kernel families listed per binary without --all.
+_FAMILIES_SHOWN = 8
+
+
+def _kernel_lines(b: Binary, full: bool) -> list[str]:
+    """The kernel families (inspect --kernels), the most instantiated first."""
+    rows = family_rows((e.kind.value, e.name, e.kernel_names) for e in b.entries())
+    if rows is None:
+        return []
+    total = sum(n for _, n, _, _ in rows)
+    out = [f"    kernels: {total} in {len(rows)} families"]
+    rows.sort(key=lambda r: (-r[1], r[0]))
+    for family, n, sass, ptx in rows if full else rows[:_FAMILIES_SHOWN]:
+        targets = ", ".join(sass + [p.replace("sm_", "compute_") for p in ptx])
+        out.append(f"      {family}  {n} kernel{'s' if n != 1 else ''} ({targets})")
+    if not full and len(rows) > _FAMILIES_SHOWN:
+        out.append(f"      ... {len(rows) - _FAMILIES_SHOWN} more families (--all lists them)")
+    return out
 
 
 def _binary_lines(b: Binary, full: bool, source: Source | None = None) -> list[str]:
@@ -68,6 +89,7 @@ def _binary_lines(b: Binary, full: bool, source: Source | None = None) -> list[s
         extra.append("compression " + ", ".join(f"{k} {v}" for k, v in sorted(comp.items())))
         extra.append("toolkit " + (", ".join(tk) if tk else "not recorded"))
         lines.append("    " + "; ".join(extra))
+        lines += _kernel_lines(b, full)
     for note in b.anomalies:  # what could not be read: the facts above may be incomplete
         lines.append(f"    warning: {note}")
     runtime, driver = _cuda_libraries(b.needed)
@@ -134,7 +156,7 @@ def _artifact_lines(s: Source) -> list[str]:
         lines.append("  CUDA runtime: imported from the process (cuda* symbols, no libcudart)")
     floor = catalog.minor_compat_floor(t.major) if t is not None else None
     if t is not None and floor is not None:
-        drv = floor.driver_linux if a.platform != "win32" else floor.driver_windows
+        drv = floor.floor("windows" if a.platform == "win32" else "linux")
         if drv:
             lines.append(f"  driver: {drv} or later for CUDA {t.major}.x "
                          "(minor-version compatibility)")

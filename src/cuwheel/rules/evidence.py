@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.cuda import Release
+from cuwheel.knowledge.loaders import select_variant
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, Toolkit
@@ -26,6 +27,7 @@ __all__ = [
     "alternatives",
     "build_floor",
     "builder_knows",
+    "core_library",
     "dispatches_by_arch",
     "group_label",
     "per_architecture_build",
@@ -245,18 +247,38 @@ def group_label(path: str) -> str:
     return f"{m['stem']}_*{m['ext']}" if m else base
 
 
-def select_variant(
-    available: Iterable[tuple[int, int]], cuda: tuple[int, int]
-) -> tuple[int, int] | None:
-    """Which of a set's CUDA versions a process with CUDA ``cuda`` loads: the exact one,
-    else the highest of the same major below it, else the lowest of the same major above
-    it (bitsandbytes 0.50.2, bitsandbytes/cextension.py get_cuda_bnb_library_path: its
-    library of the same major serves the others, minor-version compatibility)."""
-    have = sorted(set(available))
-    if cuda in have:
-        return cuda
-    same = [v for v in have if v[0] == cuda[0]]
-    lower = [v for v in same if v < cuda]
-    if lower:
-        return max(lower)
-    return min(same) if same else None
+def core_library(binaries: Iterable[Binary]) -> str | None:
+    """The path of a wheel's core library: the one library with device code that every
+    other binary linking (through DT_NEEDED, directly or not) an in-wheel library with
+    device code reaches; of several such, the one that reaches the others (torch:
+    libtorch_cuda.so, which libtorch.so, libtorch_python.so and libtorch_cuda_linalg.so
+    all reach, and which itself links libtorch_nvshmem.so).  None when no library is
+    reached by at least two others, or when several are and none reaches the rest.
+    Importing the package loads it, so a GPU it has no code for is one the wheel does
+    not run on (docs/compat.md#wheel-verdicts)."""
+    elf = [b for b in binaries if b.format in ("elf", "pe") and b.archive is None]
+    by_name: dict[str, Binary] = {}
+    for b in elf:
+        by_name.setdefault(b.path.replace("\\", "/").rsplit("/", 1)[-1].lower(), b)
+        if b.soname:
+            by_name.setdefault(b.soname.lower(), b)
+    edges = {b.path: {by_name[n.lower()].path for n in b.needed if n.lower() in by_name}
+             for b in elf}
+    reach: dict[str, set[str]] = {}
+    for start in edges:  # every binary's in-wheel closure (a few dozen binaries at most)
+        seen: set[str] = set()
+        todo = list(edges[start])
+        while todo:
+            p = todo.pop()
+            if p not in seen:
+                seen.add(p)
+                todo.extend(edges.get(p, ()))
+        seen.discard(start)
+        reach[start] = seen
+    device = {b.path for b in elf if b.has_device_code}
+    users = [p for p in edges if reach[p] & device]
+    cores = [d for d in device
+             if sum(1 for u in users if d in reach[u]) >= 2
+             and all(d in reach[u] for u in users if u != d and u not in reach[d])]
+    top = [c for c in cores if all(o == c or o in reach[c] for o in cores)]
+    return top[0] if len(top) == 1 else None

@@ -17,6 +17,7 @@ from cuwheel.rules.evidence import (
     per_architecture_build,
     specialised_only,
 )
+from cuwheel.rules.kernels import split_by_kernels
 from cuwheel.rules.loading import ContainerVerdict, Verdict, is_tegra, worst
 from cuwheel.rules.runtime import RuntimeCheck
 
@@ -32,11 +33,18 @@ class LibraryJudgement:
     missing: tuple[int, ...] = ()  # container indexes with missing code
     specialised: tuple[int, ...] = ()  # container indexes for other GPUs
     doubtful: tuple[int, ...] = ()  # container indexes whose use depends on dispatch
+    # Kernel families with no code for the GPU in any container that loads (rules/kernels.py)
+    missing_families: tuple[str, ...] = ()
 
 
 def _codes(cvs: Iterable[ContainerVerdict], limit: int = 6) -> str:
     names = sorted({n for c in cvs for n in c.codes})
     return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
+
+
+def _families(names: Sequence[str], limit: int = 4) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit
+                                       else "")
 
 
 def _gap(c: FatbinContainer, device: Arch) -> str:
@@ -103,9 +111,18 @@ def judge_library(
     driver = [i for i in others if verdict_of[i] is Verdict.DRIVER]
     gaps = {i: _gap(binary.containers[i], device) for i in others
             if verdict_of[i] is Verdict.NO_CODE}  # fmt: skip
-    older = [i for i, g in gaps.items() if g == "older"]
-    newer = [i for i, g in gaps.items() if g == "newer"]
+    # Arch- or family-specific code for other GPUs (or code for the other side of the
+    # Tegra divide) is built for those GPUs alone, whatever its kernels.  Of the others,
+    # where kernel names were read, a container whose every kernel family has code that
+    # loads here is an instance for other GPUs (rules/kernels.py); one with kernels found
+    # nowhere else, and every container without names, is judged by the evidence below.
     spec = [i for i, g in gaps.items() if g == "other"]
+    split = split_by_kernels(binary.containers, loads,
+                             [i for i, g in gaps.items() if g != "other"])
+    spec += split.specialised
+    rest = set(split.unknown) | set(split.unique)
+    older = [i for i, g in gaps.items() if g == "older" and i in rest]
+    newer = [i for i, g in gaps.items() if g == "newer" and i in rest]
     missing: list[int] = []
     doubtful: list[int] = []
     why_known = ""
@@ -122,10 +139,24 @@ def judge_library(
         if knew is False:
             missing += older
             why_known = why_known or f"the library predates CC {device.cc} ({why})"
-        elif knew and (dispatches_by_arch(binary) or per_architecture_build(binary, device)):
+        elif knew and dispatches_by_arch(binary):
+            # NVIDIA's libraries name kernels per architecture (cuBLAS: sm80_xmma_...,
+            # fermiPlus...) and pick them per GPU: unique names do not make them missing
+            spec += older
+        elif knew and per_architecture_build(binary, device) and not split.unique:
+            # one plain architecture per container: taken to be the same kernels built per
+            # architecture, unless their names say otherwise
             spec += older
         else:
-            doubtful = older
+            # kernels that no container for this GPU has: missing, named; without names,
+            # in doubt
+            named = [i for i in older if i in split.unique]
+            missing += named
+            doubtful = [i for i in older if i not in split.unique]
+            if named:
+                why_known = why_known or (
+                    f"their kernels ({_families(split.families(named))}) have no code for "
+                    f"CC {device.cc} in any other container")
     best = worst(verdict_of[i] for i in loads)
     assert best is not None
     loaded = f"{len(loads)} of {len(idx)} containers load ({best.value} at worst)"
@@ -135,7 +166,8 @@ def judge_library(
             f"{_codes(cvs[i] for i in missing)}) and {why_known}: no kernel image for those "
             "kernels"
         )
-        return LibraryJudgement(Verdict.PARTIAL, reason, tuple(missing), tuple(spec))
+        return LibraryJudgement(Verdict.PARTIAL, reason, tuple(missing), tuple(spec),
+                                missing_families=split.families(missing))
     if driver:
         reason = f"{loaded}; {len(driver)}: {cvs[driver[0]].reason}"
         return LibraryJudgement(Verdict.DRIVER, reason, (), tuple(spec), tuple(doubtful))
@@ -153,6 +185,9 @@ def judge_library(
             f"; {len(spec)} are for other GPUs (they hold "
             f"{_codes(cvs[i] for i in spec)}) and are not needed here"
         )
+        if split.specialised:
+            reason += (f" ({len(split.specialised)} hold instances of kernels that have code "
+                       f"for CC {device.cc} elsewhere: {_families(split.other_gpu_families)})")
     return LibraryJudgement(best, reason, (), tuple(spec))
 
 

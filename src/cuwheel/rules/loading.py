@@ -75,6 +75,12 @@ class Verdict(str, Enum):
         return self.rank <= Verdict.PTX_JIT.rank
 
     @property
+    def fails(self) -> bool:
+        """A library-level verdict under which the library does not run: it fails the wheel
+        (a culprit), where OTHER_GPUS and DEPENDS do not."""
+        return self in (Verdict.PARTIAL, Verdict.DRIVER, Verdict.NO_CODE, Verdict.PLATFORM)
+
+    @property
     def loads(self) -> bool:
         """A container verdict under which the driver loads the container."""
         return self in (Verdict.NATIVE, Verdict.COMPATIBLE, Verdict.PTX_JIT)
@@ -198,7 +204,7 @@ def ptx_isa_gate(
     rel = catalog.release_for_ptx_isa(isa)
     if rel is None:
         return False, f"PTX ISA {isa_name} is newer than every CUDA release known"
-    need = rel.driver_windows if os == "windows" else rel.driver_linux
+    need = rel.min_driver(os)
     need_txt = f"CUDA {rel.name} driver" + (f" (>= {need})" if need else "")
     if cuda is None:
         return True, f"PTX ISA {isa_name} needs a {need_txt}; driver not given, assumed"
@@ -217,7 +223,7 @@ def codec_gate(entry: FatbinEntry, cuda: tuple[int, int] | None, os: str) -> str
     rel = catalog.codec_release(entry.compression.value)
     if rel is None or cuda is None or cuda >= rel.version:
         return None
-    need = rel.driver_windows if os == "windows" else rel.driver_linux
+    need = rel.min_driver(os)
     return (
         f"{entry.name} is {entry.compression.value}-compressed, which needs a CUDA {rel.name} "
         f"driver" + (f" (>= {need})" if need else "") + f"; this driver supports CUDA "
@@ -342,12 +348,7 @@ def judge_container(
     # A library holds thousands of containers of a few shapes (cuFFT: 48k of about 20):
     # the verdict depends only on each entry's loading facts, so it is worked out once per
     # shape, device and driver (docs/compat.md#from-containers-to-a-wheel).
-    key = (
-        container.relocatable,
-        tuple((e.kind, e.arch, e.code_version, e.compression, e.relocatable, e.kernels)
-              for e in entries),
-        device, cuda, os, stub,
-    )  # fmt: skip
+    key = (container.shape, device, cuda, os, stub)
     known = _JUDGED.get(key)
     if known is None:
         ignored = ignored_reason(container, stub=stub)

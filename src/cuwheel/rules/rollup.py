@@ -19,7 +19,7 @@ When some load on a GPU and others do not, the others are one of three things:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -30,6 +30,7 @@ from cuwheel.rules.evidence import (
     Alternative,
     alternatives,
     builder_knows,
+    core_library,
     dispatches_by_arch,
     group_label,
     per_architecture_build,
@@ -52,6 +53,7 @@ __all__ = [
     "alternatives",
     "builder_knows",
     "combine_states",
+    "core_library",
     "dispatches_by_arch",
     "judge_group",
     "judge_library",
@@ -88,6 +90,7 @@ def judge_group(
     verdicts: dict[str, LibraryVerdict],
     device: Arch,
     cuda: tuple[int, int] | None = None,
+    rule: str = "nearest",
 ) -> GroupVerdict | None:
     """The set's verdict.  A variant whose CUDA release cannot build for ``device`` at all
     is "for other GPUs", never a failure; None when no member has anything CUDA."""
@@ -121,7 +124,7 @@ def judge_group(
         "failing": tuple(_label(a) for a, _ in failing),
     }
     if cuda is not None:
-        version = select_variant((a.cuda for a, _ in judged if a.cuda), cuda)
+        version = select_variant((a.cuda for a, _ in judged if a.cuda), cuda, rule)
         pick = [(a, lv) for a, lv in judged if a.cuda == version and not a.flavor]
         pick = pick or [(a, lv) for a, lv in judged if version and a.cuda == version]
         if not pick:
@@ -183,6 +186,13 @@ class WheelState(str, Enum):
     def heading(self) -> str:
         return self.value.upper()
 
+    def unread(self, inputs: Sequence[str]) -> WheelState:
+        """This answer when ``inputs`` could not be read: a failure stands (what was read
+        already fails), anything else is UNKNOWN (what was not read could fail)."""
+        if inputs and self in (WheelState.RUNS, WheelState.DEPENDS, WheelState.NOTHING):
+            return WheelState.UNKNOWN
+        return self
+
 
 _EXIT = {
     WheelState.RUNS: 0,
@@ -232,7 +242,7 @@ class WheelVerdict:
         """Every library or set of alternatives that fails here fails for its platform: no
         machine of the wheel's platform carries the GPU."""
         failing = [lv.verdict for lv in self.culprits]
-        failing += [g.verdict for g in self.groups if _fails(g.verdict)]
+        failing += [g.verdict for g in self.groups if g.verdict.fails]
         return bool(failing) and all(v is Verdict.PLATFORM for v in failing)
 
 
@@ -248,15 +258,22 @@ def judge_wheel(
     *,
     cuda: tuple[int, int] | None = None,
     unread: Sequence[str] = (),
+    core: str | None = None,
+    static: Collection[str] = (),
+    variant_rule: str = "nearest",
 ) -> WheelVerdict:
     """The wheel's state from its libraries' verdicts; alternatives judged as a set
     (``cuda``: the CUDA version of the process, which picks one), modules for other GPUs
-    reported, not failed."""
+    reported, not failed.  ``core``: the path of the wheel's core library
+    (evidence.core_library); when it fails, the wheel does not run, whatever else does.
+    ``static``: the paths of libraries with the CUDA runtime linked in statically; when one's
+    driver gate fails, so does the package's (its runtime is the package's own).
+    ``variant_rule``: how the package picks a variant (knowledge/loaders.py RULES)."""
     by_path = {lv.path: lv for lv in libraries}
     groups: list[GroupVerdict] = []
     grouped: set[str] = set()
     for members in alternatives(by_path):
-        g = judge_group(members, by_path, device, cuda)
+        g = judge_group(members, by_path, device, cuda, variant_rule)
         grouped.update(a.path for a in members)
         if g is not None:
             groups.append(g)
@@ -267,10 +284,10 @@ def judge_wheel(
     ]
     for g in groups:
         units.append((_group_label(g), g.verdict, g.reason, True))
-    culprits = [lv for lv in libraries if lv.path not in grouped and _fails(lv.verdict)]
+    culprits = [lv for lv in libraries if lv.path not in grouped and lv.verdict.fails]
     doubtful = [lv for lv in libraries if lv.path not in grouped and lv.verdict is Verdict.DEPENDS]
     other = [lv for lv in libraries if lv.path not in grouped and lv.specialised]
-    group_fail = [g for g in groups if _fails(g.verdict)]
+    group_fail = [g for g in groups if g.verdict.fails]
     verdict = worst(v for _, v, _, _ in units if v is not Verdict.OTHER_GPUS)
     runs = [u for u in units if u[1].runs and u[3]]
     how = worst(v for _, v, _, dc in units if v.runs and dc)
@@ -285,6 +302,14 @@ def judge_wheel(
         why = first.reason if first else group_fail[0].reason
         state = WheelState.RUNS_EXCEPT if runs else WheelState.DOES_NOT_RUN
         reason = f"{', '.join(names[:4])}{', ...' if len(names) > 4 else ''}: {why}"
+        hub = next((lv for lv in culprits if lv.path == core), None) or next(
+            (lv for lv in culprits if lv.path in static and lv.verdict is Verdict.DRIVER), None)
+        if hub is not None:
+            # every other library of the wheel links it: importing the package loads it
+            state = WheelState.DOES_NOT_RUN
+            what = ("the core library (the wheel's other libraries link it)"
+                    if hub.path == core else "which links the CUDA runtime statically")
+            reason = f"{_name(hub.path)}, {what}: {hub.reason}"
     elif all(v is Verdict.OTHER_GPUS for _, v, _, dc in units if dc) and any(
         dc for *_, dc in units
     ):
@@ -298,8 +323,8 @@ def judge_wheel(
         state = WheelState.RUNS
         reason = f"{len(runs)} librar{'y' if len(runs) == 1 else 'ies'} with device code run"
         reason += f" ({how.value} at worst)" if how else ""
-    if unread and state in (WheelState.RUNS, WheelState.DEPENDS, WheelState.NOTHING):
-        state = WheelState.UNKNOWN
+    if state.unread(unread) is not state:
+        state = state.unread(unread)
         reason = f"{len(unread)} input(s) could not be read: {unread[0]}"
     return WheelVerdict(
         path, kind, state, reason, tuple(libraries), tuple(culprits), tuple(doubtful),
@@ -311,6 +336,3 @@ def _group_label(g: GroupVerdict) -> str:
     """``libbitsandbytes_*.so`` for the set."""
     return group_label(g.members[0].path)
 
-
-def _fails(v: Verdict) -> bool:
-    return v in (Verdict.PARTIAL, Verdict.DRIVER, Verdict.NO_CODE, Verdict.PLATFORM)

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cuwheel.knowledge import catalog
@@ -25,6 +27,7 @@ __all__ = [
     "driver_cuda_version",
     "forward_compat_applies",
     "min_driver",
+    "package_major",
     "reaches",
     "runtime_check",
     "runtime_majors",
@@ -98,7 +101,7 @@ def min_driver(driver_version: str | None, cuda: tuple[int, int] | None, os: str
         r = catalog.release(cuda)
     except LookupError:
         return None
-    return r.driver_windows if os == "windows" else r.driver_linux
+    return r.min_driver(os)
 
 
 
@@ -131,14 +134,20 @@ class RuntimeCheck:
     reason: str
 
 
-def runtime_check(binary: Binary, driver: Driver | None) -> RuntimeCheck | None:
+def runtime_check(binary: Binary, driver: Driver | None,
+                  static_major: int | None = None) -> RuntimeCheck | None:
+    """The driver gate of the CUDA runtime ``binary`` links: dynamically (its DT_NEEDED),
+    else statically (``Binary.static_cudart``) of major ``static_major``, which the
+    package's other evidence gives (:func:`package_major`); None when neither applies."""
     majors = runtime_majors(binary)
+    if not majors and binary.static_cudart and static_major is not None:
+        majors = ((static_major, "libcudart_static (linked in)"),)
     if not majors:
         return None
     major, lib = max(majors)
     os = binary_os(binary)
     mc = catalog.minor_compat_floor(major)
-    floor = (mc.driver_windows if os == "windows" else mc.driver_linux) if mc else None
+    floor = mc.floor(os) if mc else None
     floor_txt = f"driver >= {floor}" if floor else f"a CUDA {major}.x driver"
     need = f"{lib} (CUDA {major}) needs {floor_txt} (minor-version compatibility floor)"
     if driver is None:
@@ -166,3 +175,18 @@ def runtime_check(binary: Binary, driver: Driver | None) -> RuntimeCheck | None:
             f"{fc.applies_to}"
         )
     return RuntimeCheck(major, lib, floor, ok, reason)
+
+
+def package_major(binaries: Iterable[Binary]) -> int | None:
+    """The CUDA major of a package's statically linked runtime: the toolkit recorded in its
+    cubins, else the runtime major its binaries link (CuPy 13.6 cupy-cuda12x: the static
+    runtime in cupy_backends' runtime module, libnvrtc.so.12 linked beside it), the most
+    common first; None when nothing says."""
+    found: Counter[int] = Counter()
+    for b in binaries:
+        for c in b.containers:
+            if c.toolkit is not None:
+                found[c.toolkit.major] += 1
+        for major, _ in runtime_majors(b):
+            found[major] += 1
+    return max(found.items(), key=lambda kv: (kv[1], kv[0]))[0] if found else None

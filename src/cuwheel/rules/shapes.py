@@ -38,9 +38,7 @@ def _shapes(binary: Binary) -> tuple[tuple[int, ...], tuple[int, ...]]:
     shape_of: list[int] = []
     first: list[int] = []
     for i, c in enumerate(binary.containers):
-        key = (c.relocatable, i == stub,
-               tuple((e.kind, e.arch, e.code_version, e.compression, e.relocatable, e.kernels)
-                     for e in c.entries))  # fmt: skip
+        key = (i == stub, c.shape)
         n = numbers.get(key)
         if n is None:
             n = numbers[key] = len(first)

@@ -70,7 +70,9 @@ def run_dask(
     cluster = None
     n = 0
     if address is None:
-        n = n_workers or os.cpu_count() or 1
+        from cuwheel.read.schedule import cpu_count
+
+        n = n_workers or cpu_count()
         cluster = dd.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                dashboard_address=None)
     client = dd.Client(cluster if cluster is not None else address)

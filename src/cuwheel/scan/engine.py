@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cuwheel.read.schedule import cpu_count
 from cuwheel.scan.cache import Cache
 from cuwheel.scan.inputs import WheelRef
 from cuwheel.scan.record import (
@@ -147,15 +148,8 @@ def _local(
             yield line
     remote = [(ref, sha) for ref, sha in todo if ref.remote]
     if remote:
-        bound = max_in_flight or 2 * (workers or _cpus())
+        bound = max_in_flight or 2 * (workers or cpu_count())
         yield from _stream(remote, options, workers, cache, download_dir, res, max(1, bound))
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 Fetched = tuple[WheelRef, "str | None", "str | None", "str | None"]  # ref, sha, path, error

@@ -1,0 +1,3 @@
+#include "tmpl.cuh"
+template __global__ void kj::scale<2>(float*);
+template __global__ void kj::scale<3>(float*);
