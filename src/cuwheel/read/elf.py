@@ -1,10 +1,7 @@
-"""Host ELF files (System V gABI): section table, dynamic section and dynamic symbols.
-
-Reads by requests on a Scan (stream.py), so a library streamed out of a wheel is never
-held whole (pyelftools needs the whole file seekable, and is much slower on a
-75,000-symbol ``.dynsym``); tests compare the results with readelf.  Dynamic symbols,
-versions and search paths are decoded in elfsyms.py.
-"""
+"""Host ELF files (System V gABI): section table, dynamic section and dynamic symbols,
+read by requests on a Scan (stream.py), so a library streamed out of a wheel is never held
+whole (pyelftools needs the file seekable, and is slow on a 75,000-symbol ``.dynsym``);
+tests compare with readelf.  Symbols, versions and search paths: elfsyms.py."""
 
 from __future__ import annotations
 
@@ -157,13 +154,12 @@ class ElfReader:
         self._named_dynamic = False  # any entry that names a string
         self._dynstr: bytes | None = None
         self._dynsym_data: bytes | None = None
-        # sh_type -> (offset, size, sh_info) of the first section of each versioning type,
-        # and their bytes once read
+        # sh_type -> (offset, size, sh_info) of the first versioning section of each type
         self._version_at: dict[int, tuple[int, int, int]] = {}
         self._version_data: dict[int, bytes] = {}
         self._shdrs: list[tuple[int, int, int, int, int, int, int]] = []
         self._rw: list[tuple[int, bytes]] = []  # writable segments kept while streaming
-        self._rw_ranges: list[tuple[int, int]] = []  # the writable segments a stream keeps
+        self._rw_ranges: list[tuple[int, int]] = []  # ... and where they lie
         self._wrapper_section: tuple[int, int] | None = None
         self._wrapper_bytes: bytes | None = None
         self._static: list[bool] = []
@@ -258,15 +254,11 @@ class ElfReader:
         # If a device-code section turns out to lie there after all, the caller reads
         # the file again without skipping.
         # The wrapper records (.nvFatBinSegment, flags WA) sit in a writable segment; a
-        # streamed file's section table comes too late to ask for them, so keep the
-        # writable segments (bounded) as they pass.
-        # A file read from disk takes the records from the section table, but only where
-        # such a kept segment holds them, so that both reads (and the loader, which maps
-        # only PT_LOAD segments) agree on a damaged program header table.
+        # stream's section table comes too late to ask for them, so keep the writable
+        # segments (bounded) as they pass; a file on disk reads them only where such a
+        # segment holds them: both reads, and the loader, agree on damaged headers.
         budget = MAX_RW_KEPT
-        for f, off, filesz in load_flags:
-            # Best effort: a segment outside the file is left for the section table
-            # (and its checks) to judge, exactly as for a file read from disk.
+        for f, off, filesz in load_flags:  # a segment outside the file: the sections judge
             if f & 2 and 0 < filesz <= budget and off + filesz <= self.size:
                 budget -= filesz
                 self._rw_ranges.append((off, off + filesz))
