@@ -171,10 +171,14 @@ def read_dist(dist_info: str, site: str | None = None) -> InstalledDist:
         wheel = _read(os.path.join(dist_info, "WHEEL"), "WHEEL", problems, base)
     files: set[str] = set()
     record = _read(os.path.join(dist_info, "RECORD"), "RECORD", problems, base)
-    rows = csv.reader(io.StringIO(decode_text(record or b"")))
+    # A line with a NUL names no file (_resolve_row); Python 3.10's csv refuses the whole
+    # reader at it, 3.11's reads on: drop such lines first, so both read the rest.
+    text = "".join(line for line in decode_text(record or b"").splitlines(keepends=True)
+                   if "\0" not in line)
+    rows = csv.reader(io.StringIO(text))
     try:
         _rows(rows, base, dist_info, files, problems)
-    except csv.Error as exc:  # a field past csv's limit, a NUL (Python 3.10)
+    except csv.Error as exc:  # a field past csv's limit
         problems.append(Problem(os.path.join(dist_info, "RECORD"),
                                 f"RECORD: not CSV ({exc}); the rest not read"))
     stem = os.path.basename(dist_info)[: -len(".dist-info")]
