@@ -268,6 +268,19 @@ def _archs(line: str) -> Iterator[Fact]:
         yield Fact("arch", f"sm_{m[1]}{m[2]}", _quote(line, m))
 
 
+def _train(tag: str) -> str | None:
+    """``cu121`` -> ``12.1`` by the one train parser; None for ``cpu`` and the rest."""
+    from cuwheel.model.train import TrainSpellingError, parse_train_name
+
+    if not tag.lower().startswith("cu"):
+        return None
+    try:
+        t = parse_train_name(tag)
+    except TrainSpellingError:
+        return None
+    return f"{t.major}.{t.minor}"
+
+
 def _versions(line: str) -> Iterator[Fact]:
     for m in _DRIVER.finditer(line):
         yield Fact("driver", m[1], _quote(line, m))
@@ -282,11 +295,11 @@ def _versions(line: str) -> Iterator[Fact]:
     for m in _LOCAL_TAG.finditer(line):
         spans.append(m.span())
         yield Fact("package", f"{m[1].lower()}=={m[2]}{m[3]}", _quote(line, m))
-        if t := re.fullmatch(r"\+cu(\d{1,2})(\d)", m[3]):
-            yield Fact("cuda", f"{t[1]}.{t[2]}", _quote(line, m), "local tag")
+        if (t := _train(m[3].removeprefix("+"))) is not None:
+            yield Fact("cuda", t, _quote(line, m), "local tag")
     for m in _BARE_TAG.finditer(line):
         if any(a <= m.start() < b for a, b in spans):
             continue
         yield Fact("package", f"=={m[1]}+{m[2]}", _quote(line, m))
-        if t := re.fullmatch(r"cu(\d{1,2})(\d)", m[2]):
-            yield Fact("cuda", f"{t[1]}.{t[2]}", _quote(line, m), "local tag")
+        if (t := _train(m[2])) is not None:
+            yield Fact("cuda", t, _quote(line, m), "local tag")
