@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from cuwheel.doctor.conventions import conventions
 from cuwheel.doctor.environment import Environment
 from cuwheel.doctor.ldcache import LdCache
+from cuwheel.doctor.preload import preload_list
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.linkage import binary_os
 from cuwheel.knowledge.nvidia_symbols import first_release_exporting
@@ -397,45 +398,3 @@ def simulate(
         sim.load(path, "import", "an entry of the environment")
     sim.judge()
     return sim.proc
-
-
-_MAX_LIST = 1 << 16  # bytes of a preload list read; real ones are a few hundred
-_MAX_REGEX = 256
-
-
-def preload_list(env: Environment, file: str) -> list[str]:
-    """The files a package's preload list names (conventions.PreloadList), in its order:
-    per entry, the first installed file of ``package_name`` whose base name
-    ``filename_regex`` matches (re.search).  An unreadable or malformed list, an entry of
-    another shape, an over-long expression or a distribution not installed names
-    nothing."""
-    import json
-    import re
-
-    for site in env.sites:
-        try:
-            with open(os.path.join(site, file), "rb") as f:
-                raw = f.read(_MAX_LIST + 1)
-        except OSError:
-            continue
-        try:
-            entries = json.loads(raw) if len(raw) <= _MAX_LIST else None
-        except ValueError:
-            entries = None
-        out: list[str] = []
-        for e in entries if isinstance(entries, list) else []:
-            if not (isinstance(e, dict) and isinstance(e.get("package_name"), str)
-                    and isinstance(e.get("filename_regex"), str)
-                    and len(e["filename_regex"]) <= _MAX_REGEX):
-                continue
-            dist = env.distribution(e["package_name"])
-            try:
-                pattern = re.compile(e["filename_regex"])
-            except re.error:
-                continue
-            hit = next((p for p in dist.files if pattern.search(os.path.basename(p))), None) \
-                if dist is not None else None
-            if hit is not None:
-                out.append(hit)
-        return out
-    return []
