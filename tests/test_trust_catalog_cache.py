@@ -207,6 +207,19 @@ def test_a_fifo_in_the_entrys_place_is_not_waited_on(cache: Path) -> None:
     assert proc.returncode == 0 and '"cc": "8.0"' in proc.stdout, proc.stderr
 
 
+def test_a_fifo_beside_the_entry_is_not_waited_on_when_saving(cache: Path) -> None:
+    """Saving looks at every other ``catalog-*.pickle`` to remove only cuwheel's own: a FIFO
+    of that name is refused by the one opener, not opened for ever."""
+    _load([])
+    _entry_path(cache).unlink()  # the next run saves anew
+    os.mkfifo(cache / ("catalog-" + "e" * 32 + ".pickle"))
+    proc = subprocess.run([sys.executable, "-m", "cuwheel", "gpus", "A100", "--json"],
+                          capture_output=True, text=True, check=False, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(SRC),
+                               "CUWHEEL_CACHE": str(cache)})  # fmt: skip
+    assert proc.returncode == 0 and _entry_path(cache).exists(), proc.stderr
+
+
 # -- the code-execution gadgets stay refused by the unpickler itself (behind the MAC) -----
 
 
