@@ -33,7 +33,8 @@ def _cu13() -> Path | None:
 
 
 CU13 = _cu13()
-needs_cu13 = pytest.mark.skipif(CU13 is None or not sys.platform.startswith("linux"),
+# off Linux only: on Linux the test extra installs the wheel, and its absence fails
+needs_cu13 = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the nvidia-cuda-runtime wheel (test extra, Linux)")
 
 
