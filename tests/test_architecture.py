@@ -31,7 +31,7 @@ MAX_LINES = 450
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaf helpers", frozenset({
         "_version", "_text", "_envelope", "_toml", "_json", "_paths", "_urls", "_validate",
-        "_signals", "errors",
+        "_signals", "errors", "_lazy",
     })),
     ("inventory value types", frozenset({"model"})),
     ("knowledge and data", frozenset({"knowledge"})),

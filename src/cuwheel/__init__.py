@@ -16,9 +16,9 @@ Names are imported on first use, so ``import cuwheel`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from cuwheel._lazy import lazy_names
 from cuwheel._version import __version__
 
 # name -> module that defines it
@@ -146,17 +146,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'cuwheel' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_names("cuwheel", _API, globals(), __all__)
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors

@@ -7,8 +7,9 @@ and runs them all; :mod:`cuwheel.render.check` renders the result.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cuwheel._lazy import lazy_names
 
 # name -> module that defines it: imported on first use, so that ``cuwheel.checks.codes``
 # (explain, the config's policy) does not load every check (bench/bench_startup.py).
@@ -37,17 +38,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'cuwheel.checks' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"cuwheel.checks.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_names(
+    "cuwheel.checks", {n: f".{m}" for n, m in _NAMES.items()}, globals(), __all__
+)
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors

@@ -14,8 +14,9 @@ imports neither the checks nor the loader simulation.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cuwheel._lazy import lazy_names
 
 if TYPE_CHECKING:
     from cuwheel.doctor.diagnose import (
@@ -65,10 +66,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'cuwheel.doctor' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"cuwheel.doctor.{where}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(
+    "cuwheel.doctor", {n: f".{m}" for n, m in _WHERE.items()}, globals(), __all__
+)
