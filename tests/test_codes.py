@@ -43,7 +43,7 @@ def test_codes_as_before() -> None:
     assert CODES["DC005"].severity is Severity.WARNING
     assert CODES["DC006"].severity is Severity.INFO
     assert CODES["IN001"].title == "nothing was inspected"
-    assert len(CODES) == 76 and len(FAMILIES) == 13
+    assert len(CODES) == 77 and len(FAMILIES) == 13
     assert known_prefix("dep0") and known_prefix("RP002") and not known_prefix("XYZ")
     assert CODES["TAG010"].family == "TAG"
 

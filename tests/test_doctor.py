@@ -533,3 +533,20 @@ def test_doctor_reads_names_where_they_decide(tmp_path: Path, library: str, stat
     assert report.status == status, report
     if named is not None:
         assert named in report.cause, report.cause
+
+
+def test_an_optional_features_library_is_a_warning(tmp_path: Path) -> None:
+    """CuPy imports its cuTENSOR module only inside try/except ImportError
+    (cupy/cuda/cutensor.py): the library missing for it costs cuTENSOR, not CuPy."""
+    mod = "cupy_backends/cuda/libs/cutensor.cpython-312-x86_64-linux-gnu.so"
+    make_dist(tmp_path, "cupy-cuda13x", {mod: DOC / "cutensor_mod.so"}, version="14.0.1")
+    make_dist(tmp_path, "cw-other", {"cw_other/cutensor.so": DOC / "cutensor_mod.so"})
+    d = run(tmp_path)
+    (opt,) = findings(d, "ENV010")
+    assert opt.distribution == "cupy-cuda13x 14.0.1" and "cuTENSOR" in opt.message
+    assert opt.error_text == (
+        "libcutensor.so.2: cannot open shared object file: No such file or directory")
+    (req,) = findings(d, "ENV004")
+    assert req.library and req.library.endswith("cw_other/cutensor.so")
+    status = {r.name: r.status for t in d.targets for r in t.distributions}
+    assert status["cw-other"] == "does not run" and status["cupy-cuda13x"] != "does not run"

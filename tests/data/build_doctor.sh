@@ -12,6 +12,8 @@
 #   global_deps.so         like torch/lib/libtorch_global_deps.so: DT_RPATH
 #                          $ORIGIN/../../nvidia/cu13/lib, needs libcudart.so.13
 #   rt13.so                needs libcudart.so.13, RUNPATH $ORIGIN/../nvidia/cu13/lib
+#   cutensor_mod.so        like CuPy's cupy_backends/cuda/libs/cutensor module: needs
+#                          libcutensor.so.2 (a stand-in, not kept), no run path
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,6 +37,8 @@ gcc -shared -fPIC -O2 "$SRC/rt13.c" -L"$BIN" -l:libcudart.so.13 \
     -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../../nvidia/cu13/lib' -o "$BIN/global_deps.so"
 gcc -shared -fPIC -O2 "$SRC/rt13.c" -L"$BIN" -l:libcudart.so.13 \
     -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../nvidia/cu13/lib' -o "$BIN/rt13.so"
+gcc -shared -fPIC -O2 -Wl,-soname,libcutensor.so.2 "$HERE/src/cudart_stub.c" -o "$T/libcutensor.so.2"
+gcc -shared -fPIC -O2 "$SRC/rt13.c" -L"$T" -l:libcutensor.so.2 -o "$BIN/cutensor_mod.so"
 "$CUDA/bin/nvcc" -shared -Xcompiler -fPIC -cudart=shared --compress-mode=none \
     -gencode arch=compute_90,code=compute_90 "$HERE/src/k.cu" -o "$BIN/ptx91.so"
 python3 "$SRC/patch_ptx_isa.py" "$BIN/ptx91.so" 9.0 9.1

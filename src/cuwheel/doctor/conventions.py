@@ -1,10 +1,12 @@
 """How packages load CUDA libraries beyond the dynamic loader (``data/loaders.toml``):
 a carrier's preloads (torch's ``_load_global_deps``), the folders it hands to
 ``os.add_dll_directory`` on Windows, and libraries shipped in variants of which the
-package loads one (bitsandbytes' ``libbitsandbytes_cudaXYZ``).  docs/doctor.md."""
+package loads one (bitsandbytes' ``libbitsandbytes_cudaXYZ``), and modules a package
+imports only for an optional feature (CuPy's cuTENSOR).  docs/doctor.md."""
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 from dataclasses import dataclass
 
@@ -15,6 +17,7 @@ from cuwheel.knowledge.loaders import Variants, parse_variants
 __all__ = [
     "Conventions",
     "DllDirectories",
+    "OptionalModules",
     "Preload",
     "PreloadList",
     "Variants",
@@ -48,11 +51,33 @@ class PreloadList:
 
 
 @dataclass(frozen=True)
+class OptionalModules:
+    """Modules of a package imported only where a feature is asked for (a failed import
+    makes the feature unavailable, not the package)."""
+
+    distribution: str  # a glob of the normalised distribution name
+    feature: str
+    modules: tuple[str, ...]  # globs relative to the site directory
+
+    def holds(self, distribution: str, relpath: str) -> bool:
+        name = distribution.lower().replace("_", "-").replace(".", "-")
+        return fnmatch.fnmatchcase(name, self.distribution) and any(
+            fnmatch.fnmatchcase(relpath, m) for m in self.modules)
+
+
+@dataclass(frozen=True)
 class Conventions:
     preloads: tuple[Preload, ...]
     dll_directories: tuple[DllDirectories, ...]
     variants: tuple[Variants, ...]
     preload_lists: tuple[PreloadList, ...] = ()
+    optional_modules: tuple[OptionalModules, ...] = ()
+
+    def optional_feature(self, distribution: str, relpath: str) -> str | None:
+        """The feature a module at ``relpath`` (relative to its site) of ``distribution``
+        serves when it is one a failed import only disables, else None."""
+        return next((o.feature for o in self.optional_modules
+                     if o.holds(distribution, relpath)), None)  # fmt: skip
 
 
 def _parse(data: dict[str, object]) -> Conventions:
@@ -60,7 +85,8 @@ def _parse(data: dict[str, object]) -> Conventions:
 
     chk = Checker(DATA_FILE)
     read_meta(data, chk)
-    for key in data.keys() - {"meta", "preload", "dll_directories", "variants", "preload_list"}:
+    for key in data.keys() - {"meta", "preload", "dll_directories", "variants", "preload_list",
+                              "optional_modules"}:
         chk.problem(key, "unknown table")
     preloads = []
     for i, raw in enumerate(tables(data, "preload", chk)):
@@ -88,9 +114,16 @@ def _parse(data: dict[str, object]) -> Conventions:
                        {"carrier": str, "file": str, "source": str})  # fmt: skip
         if len(f) == 3:
             lists.append(PreloadList(f["carrier"], f["file"]))
+    optional = []
+    for i, raw in enumerate(tables(data, "optional_modules", chk)):
+        f = chk.fields(raw, f"[[optional_modules]] #{i + 1}",
+                       {"distribution": str, "feature": str, "modules": list, "source": str})
+        if len(f) == 4:
+            optional.append(OptionalModules(f["distribution"], f["feature"],
+                                            tuple(str(m) for m in f["modules"])))
     if chk.problems:
         raise CatalogError(chk.problems)
-    return Conventions(tuple(preloads), tuple(dlls), variants, tuple(lists))
+    return Conventions(tuple(preloads), tuple(dlls), variants, tuple(lists), tuple(optional))
 
 
 @functools.cache

@@ -36,7 +36,7 @@ _FINDINGS = {
     "driver-too-old": ("ENV002",),
     "forward-compat": ("ENV002",),
     "ptx-too-new": ("ENV003",),
-    "library-missing": ("ENV004", "ENV005"),
+    "library-missing": ("ENV004", "ENV005", "ENV010"),
     "nvjitlink-skew": ("ENV006", "ENV007"),
     "undefined-symbol": ("ENV006", "ENV007"),
     "extension-mismatch": ("ENV007",),

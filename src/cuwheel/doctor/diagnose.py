@@ -152,6 +152,7 @@ _FIX = {
     "ENV005": "install builds of one CUDA major",
     "ENV006": "remove the system toolkit's directory from LD_LIBRARY_PATH for this environment",
     "ENV007": "make the loader find the matching copy (LD_LIBRARY_PATH, upgrade the wheel)",
+    "ENV010": "install the wheel that ships it if the feature is needed",
 }
 
 
@@ -199,10 +200,11 @@ def _status(state: WheelState, findings: Sequence[Finding], problems: Sequence[s
 _DEVICE = ("ENV001", "ENV002", "ENV003")
 
 
-# Library verdicts that kernel and variable names can change (rules/library.py): whether
-# a container that misses the GPU is a specialisation or missing code, and whether a
-# kernel-less one is ever loaded.
-_NAMES_DECIDE = (Verdict.DEPENDS, Verdict.PARTIAL, Verdict.DRIVER)
+def _names_decide(v: Verdict) -> bool:
+    """Whether kernel and variable names can change a library verdict (rules/library.py):
+    whether a container that misses the GPU is for other GPUs or missing code, whether a
+    kernel-less one is ever loaded.  Not for the wrong platform."""
+    return v is Verdict.DEPENDS or (v.fails and v is not Verdict.PLATFORM)
 
 
 def _needing_names(env: Environment, targets: Sequence[Target], environ: dict[str, str]
@@ -212,7 +214,7 @@ def _needing_names(env: Environment, targets: Sequence[Target], environ: dict[st
             if not any(e.kernel_names is None for c in b.containers for e in c.entries)}
     return {lv.path for t in targets for d in env.distributions
             for lv in judge_distribution(d, t, env.torch_cuda, environ).libraries
-            if lv.verdict in _NAMES_DECIDE and lv.has_device_code and lv.path not in read}
+            if _names_decide(lv.verdict) and lv.has_device_code and lv.path not in read}
 
 
 def diagnose(

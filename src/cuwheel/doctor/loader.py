@@ -265,9 +265,13 @@ class _Simulation:
 
     def report_missing(self, b: Binary, path: str, name: str, r: Resolution, os_name: str) -> None:
         shipped = self.env.index.get(name, ())
-        if not (catalog.is_cuda_library(name, os_name) or shipped) or name in self.missing_seen:
+        owner = self.env.owner(path)
+        feature = owner and conventions().optional_feature(
+            owner.name, os.path.relpath(path, owner.site).replace(os.sep, "/"))
+        key = f"{name} {feature}" if feature else name
+        if not (catalog.is_cuda_library(name, os_name) or shipped) or key in self.missing_seen:
             return
-        self.missing_seen.add(name)
+        self.missing_seen.add(key)
         comps = catalog.find_library(name, os=os_name)
         where = ""
         if shipped:
@@ -281,6 +285,12 @@ class _Simulation:
             text = cannot_open(name)
         msg = (f"{name}, needed by {path}, is in none of the directories searched "
                f"({', '.join(r.searched) or 'none'}){where}")  # fmt: skip
+        if feature and owner:
+            # imported only inside try/except ImportError (data/loaders.toml)
+            msg += (f": {owner.name} imports this module only for its optional {feature} "
+                    f"support, which is unavailable; the rest of {owner.name} loads")
+            self.proc.conflicts.append(Conflict("ENV010", name, msg, text, (path,), path))
+            return
         self.proc.conflicts.append(Conflict("ENV004", name, msg, text, (path,), path))
 
     # -- preloads ----------------------------------------------------------------------------
