@@ -28,7 +28,7 @@ from cuwheel.checks.findings import WheelReport
 from cuwheel.cli import main
 from cuwheel.config import parse_config
 from cuwheel.model.inventory import Source
-from cuwheel.read.artifacts import artifact_kind, read_artifact
+from cuwheel.read.artifacts.programs import artifact_kind, read_artifact
 from cuwheel.read.inspect import inspect
 from cuwheel.render.inspect_json import inventory_to_dict
 

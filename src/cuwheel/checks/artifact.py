@@ -1,6 +1,6 @@
 """The artifact checks (ART): an exported program judged beside the wheel it runs with
 (``cuwheel check WHEEL --artifact FILE``; docs/artifacts.md).  The artifact's facts come
-from read/artifacts.py, the shared judgments (GPUs it runs on, host ISA levels) from
+from read/artifacts/programs.py, the shared judgments (GPUs it runs on, host ISA levels) from
 rules/artifact.py; this module only compares them with the wheel's report."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What an exported program or other device-code artifact records about itself (facts read
-by read/artifacts.py; judged by checks/artifact.py): its kind, the exporter's metadata, the
+by read/artifacts/programs.py; judged by checks/artifact.py): its kind, the exporter's metadata, the
 evidence for its CUDA train, and the host it was built for (docs/artifacts.md)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The public entry points: ``inspect(targets) -> Inventory`` and ``iter_inspect``, which
 yields each target's result as soon as it is read.  The scheduler under both is
-schedule.py; wheels and directories are read through sources.py, installed
-distributions through installed.py.
+schedule.py; wheels and directories are read through read/sources/source.py, installed
+distributions through read/sources/installed.py.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 from cuwheel.model.inventory import Inventory, Source
 from cuwheel.read.schedule import Finish, Progress, Run, T, default_workers, keep_source
-from cuwheel.read.sources import DEFAULT_LIMITS, Limits
+from cuwheel.read.sources.zipdir import DEFAULT_LIMITS, Limits
 
-__all__ = ["Progress", "inspect", "installed_source", "iter_inspect"]
+__all__ = ["inspect", "installed_source", "iter_inspect"]
 
 
 def inspect(
@@ -42,7 +42,7 @@ def inspect(
     for a reading that never shows them: decoding tens of thousands of C++ names is most
     of the time of a large library (bench/bench_startup.py).
     """
-    from cuwheel.read.elfsyms import exports_read
+    from cuwheel.read.binary.elfsyms import exports_read
 
     _check_payload(payload)
     if isinstance(targets, (str, os.PathLike)):
@@ -56,7 +56,7 @@ def inspect(
     sources = [s for s in found if s is not None]
     names = list(dists)
     # only here: the installed-distribution reader costs start-up time
-    from cuwheel.read.installed import dist_source, installed_names
+    from cuwheel.read.sources.installed import dist_source, installed_names
 
     if env:
         seen = set()
@@ -70,7 +70,7 @@ def inspect(
 
 
 def _check_payload(payload: str) -> None:
-    from cuwheel.read.payloads import PAYLOAD_MODES
+    from cuwheel.read.device.payloads import PAYLOAD_MODES
 
     if payload not in PAYLOAD_MODES:
         raise ValueError(f"payload must be one of {', '.join(PAYLOAD_MODES)}, not {payload!r}")
@@ -102,7 +102,7 @@ def iter_inspect(
 
 def installed_source(name: str, payload: str = "sample") -> Source:
     """An installed distribution read as the wheel it was installed from (see
-    :func:`cuwheel.read.installed.installed_source`); InputError when not installed."""
-    from cuwheel.read.installed import installed_source as read
+    :func:`cuwheel.read.sources.installed.installed_source`); InputError when not installed."""
+    from cuwheel.read.sources.installed import installed_source as read
 
     return read(name, payload)

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, Problem, Source
-from cuwheel.read.sources import DirectorySource, Limits, Plan, WheelSource
+from cuwheel.read.sources.source import DirectorySource, Plan, WheelSource
+from cuwheel.read.sources.zipdir import Limits
 from cuwheel.read.targets import classify, read_target
 from cuwheel.read.workers import stop_pool, worker_init
 

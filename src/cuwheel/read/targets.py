@@ -10,15 +10,15 @@ from typing import Any
 
 from cuwheel._paths import open_untrusted
 from cuwheel.model.inventory import Problem, Source
-from cuwheel.read.artifacts import artifact_kind, read_artifact
-from cuwheel.read.sources import (
+from cuwheel.read.artifacts.programs import artifact_kind, read_artifact
+from cuwheel.read.sources.source import (
     DirectorySource,
-    Limits,
     WheelSource,
     read_opened,
     read_path,
     read_source,
 )
+from cuwheel.read.sources.zipdir import Limits
 
 __all__ = ["classify", "read_target"]
 
@@ -26,7 +26,7 @@ __all__ = ["classify", "read_target"]
 def classify(path: str) -> tuple[str, Any]:
     """What a target is, from stat and magic: ("dir", its Plan: files with sizes),
     ("zip", size), ("file", size), ("artifact", size) for an exported program or Triton
-    cache (read/artifacts.py), or ("done", Source) when it cannot be read at all."""
+    cache (read/artifacts/programs.py), or ("done", Source) when it cannot be read at all."""
     if artifact_kind(path) is not None:
         return "artifact", max(os.path.getsize(path), 1) if os.path.isfile(path) else 1
     if os.path.isdir(path):

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from cuwheel.errors import FatbinError
 from cuwheel.model.inventory import CodeKind, Compression, FatbinEntry
-from cuwheel.read.fatbin import decompress_prefix
+from cuwheel.read.device.fatbin import decompress_prefix
 from cuwheel.size.deflate import ZIP_LEVEL
 from cuwheel.size.modes import MODES
 from cuwheel.size.scenario import Scenario

@@ -26,33 +26,11 @@ from collections.abc import Callable, Iterable
 from typing import Union
 
 from cuwheel.errors import StreamError
-from cuwheel.read.fatbin import CONTAINER_SIGNATURE
 
 # The shared bounded helpers moved to tables.py; re-exported for importers of this module.
-from cuwheel.read.tables import (
-    MAX_ANOMALIES,
-    MAX_NAME,
-    MAX_NAME_BYTES,
-    Anomalies,
-    NameBudget,
-    RangeMap,
-    StringTable,
-)
+from cuwheel.read.device.fatbin import CONTAINER_SIGNATURE
 
-__all__ = [
-    "MAX_ANOMALIES",
-    "MAX_NAME",
-    "MAX_NAME_BYTES",
-    "Anomalies",
-    "Callback",
-    "Chunk",
-    "FileBuffer",
-    "NameBudget",
-    "RangeMap",
-    "Scan",
-    "StreamError",
-    "StringTable",
-]
+__all__ = ["Callback", "Chunk", "FileBuffer", "Scan"]
 
 Callback = Callable[[bytes], None]
 
@@ -145,7 +123,7 @@ class Scan:
         # File ranges the signature scan may skip (executable code), set by host readers.
         self.skip: list[tuple[int, int]] = []
         # ... unless this is set: then they are searched too, and the driver judges the
-        # hits there once the sections are known (binary.py).
+        # hits there once the sections are known (read/binary/sniff.py).
         self.search_code = False
         # Extents of containers already found: their payloads need no search either.
         self.skip_known: list[tuple[int, int]] = []

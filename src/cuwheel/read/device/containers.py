@@ -19,23 +19,23 @@ import bisect
 from dataclasses import dataclass, field
 from functools import partial
 
+from cuwheel.errors import FatbinError
 from cuwheel.model.inventory import FatbinContainer, FatbinEntry, Toolkit
-from cuwheel.read.fatbin import (
+from cuwheel.read.bytes.regions import PAD_LIMIT, TAIL_PAD, Region, merge_ranges
+from cuwheel.read.bytes.stream import Scan
+from cuwheel.read.bytes.tables import RangeMap
+from cuwheel.read.device.fatbin import (
     CONTAINER_HEADER_SIZE,
     CONTAINER_SIGNATURE,
     ENTRY_FIXED_SIZE,
     EntryHeader,
-    FatbinError,
     make_entry,
     parse_container_header,
     parse_entry_header,
 )
-from cuwheel.read.payloads import Decodes
-from cuwheel.read.regions import PAD_LIMIT, TAIL_PAD, Region, merge_ranges
-from cuwheel.read.stream import Scan
-from cuwheel.read.tables import RangeMap
+from cuwheel.read.device.payloads import Decodes
 
-__all__ = ["Candidate", "ContainerCollector", "Region", "assign_containers"]  # Region: regions.py
+__all__ = ["Candidate", "ContainerCollector", "assign_containers"]
 
 # Far beyond any real library (cuFFT: 24k containers and entries) and small enough that a
 # hostile file cannot make the inventory itself exhaust memory.

@@ -1,7 +1,7 @@
 """Exported programs and other device-code artifacts that are not wheels (docs/artifacts.md):
 AOTInductor packages (``.pt2``: a zip of ``<name>/data/aotinductor/<model>/`` with a wrapper
 library, cubins or fatbins and ``*_metadata.json``), ExecuTorch programs and data files
-(``.pte`` / ``.ptd``: flatbuffers "ET.." / "FT01", read by read/executorch.py), Triton
+(``.pte`` / ``.ptd``: flatbuffers "ET.." / "FT01", read by read/artifacts/executorch.py), Triton
 caches (a directory of ``<hash>/<kernel>.cubin`` next to ``<kernel>.json``) and plain
 libraries.  Each is read into the same ``Binary`` facts as a wheel's members, plus what
 the artifact records about itself: its CUDA train (and the evidence that decided it), the
@@ -23,17 +23,12 @@ from cuwheel._paths import open_untrusted, read_untrusted
 from cuwheel.errors import InputError
 from cuwheel.model.artifact import ArtifactFacts, TrainEvidence
 from cuwheel.model.inventory import Binary, Problem, Source
-from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
-from cuwheel.read.cubin import EM_CUDA
-from cuwheel.read.sources import (
-    DEFAULT_LIMITS,
-    Limits,
-    Member,
-    WheelFile,
-    read_member,
-    read_path,
-)
-from cuwheel.read.stream import Chunk
+from cuwheel.read.binary.sniff import SNIFF_BYTES, read_binary, sniff
+from cuwheel.read.bytes.stream import Chunk
+from cuwheel.read.device.cubin import EM_CUDA
+from cuwheel.read.sources.source import read_member, read_path
+from cuwheel.read.sources.wheelfile import WheelFile
+from cuwheel.read.sources.zipdir import DEFAULT_LIMITS, Limits, Member
 
 __all__ = ["artifact_kind", "embedded_cubins", "facts_of", "read_artifact"]
 
@@ -72,7 +67,7 @@ def artifact_kind(path: str) -> str | None:
         return None
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         return "aoti-package" if lower.endswith(".pt2") else None
-    from cuwheel.read.executorch import flatbuffer_kind
+    from cuwheel.read.artifacts.executorch import flatbuffer_kind
 
     fb = flatbuffer_kind(head)
     if fb is not None:
@@ -367,7 +362,7 @@ def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Source:
     if kind == "triton-cache":
         return _read_triton_cache(path)
     if kind in ("executorch-program", "executorch-data"):
-        from cuwheel.read.executorch import read_executorch
+        from cuwheel.read.artifacts.executorch import read_executorch
 
         src, metadata, et_notes = read_executorch(path, kind)
         ev, imported = _binary_evidence(list(src.binaries))

@@ -12,13 +12,14 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from cuwheel.errors import FatbinError
 from cuwheel.model.inventory import CodeKind, Compression
-from cuwheel.read.cubin import parse_cubin
-from cuwheel.read.fatbin import EntryHeader, FatbinError, decompress_prefix
-from cuwheel.read.ptx import ptx_entries
+from cuwheel.read.device.cubin import parse_cubin
+from cuwheel.read.device.fatbin import EntryHeader, decompress_prefix
+from cuwheel.read.device.ptx import ptx_entries
 
 if TYPE_CHECKING:
-    from cuwheel.read.containers import Candidate
+    from cuwheel.read.device.containers import Candidate
 
 __all__ = [
     "MAX_CUBIN",

@@ -23,7 +23,7 @@ import struct
 
 from cuwheel._paths import open_untrusted
 from cuwheel.model.inventory import Binary, Problem, Source
-from cuwheel.read.binary import SNIFF_BYTES, sniff
+from cuwheel.read.binary.sniff import SNIFF_BYTES, sniff
 
 __all__ = ["flatbuffer_kind", "read_executorch"]
 
@@ -155,7 +155,7 @@ def _read_into(path: str, kind: str, data: mmap.mmap, binaries: list[Binary],
 def _program_into(path: str, kind: str, data: mmap.mmap, binaries: list[Binary],
                   problems: list[Problem], metadata: list[tuple[str, str]],
                   notes: list[str]) -> None:
-    from cuwheel.read.artifacts import _read_bytes
+    from cuwheel.read.artifacts.programs import _read_bytes
 
     seen: set[tuple[str, str]] = set()
 

@@ -3,7 +3,7 @@
 ``WheelSource``: what the source is (its ``Plan``: metadata, the members to read with
 their sizes, the problems found on the way) and one member read at a time.  A file on
 disk is read by :func:`read_path`, a wheel member by :func:`read_member`; both sniff the
-format and hand the bytes, as a stream, to read/binary.py.
+format and hand the bytes, as a stream, to read/binary/sniff.py.
 
 The formats under a wheel are in zipdir.py (zip structure), inflate.py (decompression),
 wheelfile.py (members as streams) and wheelmeta.py (METADATA, WHEEL, build records).
@@ -18,43 +18,26 @@ from typing import Protocol
 
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, Problem, Source, WheelInfo
-from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
-from cuwheel.read.files import file_chunks, open_fd, open_regular, read_regular
-from cuwheel.read.wheelfile import WheelFile
-from cuwheel.read.wheelmeta import MAX_WHEEL_FILE, wheel_file_tags, wheel_info
-from cuwheel.read.zipdir import (
+from cuwheel.read.binary.sniff import SNIFF_BYTES, read_binary, sniff
+from cuwheel.read.sources.files import file_chunks, open_fd
+from cuwheel.read.sources.wheelfile import WheelFile
+from cuwheel.read.sources.wheelmeta import wheel_info
+from cuwheel.read.sources.zipdir import (
     DEFAULT_LIMITS,
-    MAX_MEMBER_SIZE,
     Limits,
-    Member,
-    installed_path,
-    unsafe_member_name,
 )
 
-# What the rest of cuwheel imports from here (the formats' own modules are their homes).
 __all__ = [
-    "DEFAULT_LIMITS",
-    "MAX_MEMBER_SIZE",
-    "MAX_WHEEL_FILE",
     "DirectorySource",
     "InputSource",
-    "Limits",
-    "Member",
     "Plan",
     "Read",
-    "WheelFile",
     "WheelSource",
-    "file_chunks",
-    "installed_path",
-    "open_regular",
     "read_member",
     "read_opened",
     "read_path",
-    "read_regular",
     "read_source",
-    "unsafe_member_name",
     "walk",
-    "wheel_file_tags",
 ]
 
 # (binaries, problems) of one member

@@ -24,7 +24,6 @@ __all__ = [
     "MAX_ENTRY_HEADER",
     "ContainerHeader",
     "EntryHeader",
-    "FatbinError",
     "decompress_prefix",
     "parse_container_header",
     "parse_entry_header",

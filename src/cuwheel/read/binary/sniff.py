@@ -25,21 +25,21 @@ from cuwheel.model.inventory import (
     FatbinEntry,
     UndefinedSymbol,
 )
-from cuwheel.read.ar import AR_MAGIC, ArReader
-from cuwheel.read.containers import (
+from cuwheel.read.binary.ar import AR_MAGIC, ArReader
+from cuwheel.read.binary.elf import ElfFacts, ElfReader
+from cuwheel.read.binary.pe import PeFacts, PeReader
+from cuwheel.read.bytes.regions import Region, merge_ranges
+from cuwheel.read.bytes.stream import Chunk, Scan
+from cuwheel.read.bytes.tables import Anomalies, NameBudget
+from cuwheel.read.device.containers import (
     Candidate,
     ContainerCollector,
     assign_containers,
     unsafe_skips,
 )
-from cuwheel.read.cubin import EM_CUDA, parse_cubin
-from cuwheel.read.elf import ElfFacts, ElfReader
-from cuwheel.read.fatbin import CONTAINER_MAGIC
-from cuwheel.read.pe import PeFacts, PeReader
-from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header, ptx_entries
-from cuwheel.read.regions import Region, merge_ranges
-from cuwheel.read.stream import Chunk, Scan
-from cuwheel.read.tables import Anomalies, NameBudget
+from cuwheel.read.device.cubin import EM_CUDA, parse_cubin
+from cuwheel.read.device.fatbin import CONTAINER_MAGIC
+from cuwheel.read.device.ptx import looks_like_ptx, parse_ptx_header, ptx_entries
 
 __all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
 

@@ -1,4 +1,4 @@
-"""An installed distribution, read through the source interface (sources.py), and its
+"""An installed distribution, read through the source interface (source.py), and its
 own files (``*.dist-info``: METADATA, WHEEL, RECORD; the
 installation format of PyPA's "Recording installed projects"), found in the site
 directories and read with bounds instead of through ``importlib.metadata`` (whole-file,
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from cuwheel._paths import decode_text, read_untrusted, resolve_inside
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Problem, Source, WheelInfo
-from cuwheel.read.sources import Plan, Read, read_opened, read_path, read_source
+from cuwheel.read.sources.source import Plan, Read, read_opened, read_path, read_source
 
 __all__ = [
     "MAX_DISTS",
@@ -225,7 +225,7 @@ def installed_names(sites: Sequence[str] | None = None) -> list[str]:
 
 
 class DistSource:
-    """An installed distribution behind the source interface (sources.py): the files
+    """An installed distribution behind the source interface (source.py): the files
     its RECORD lists inside site-packages, labelled ``<name> <version>``; InputError when
     it is not installed."""
 
@@ -260,8 +260,8 @@ def installed_source(name: str, payload: str = "sample") -> Source:
     :func:`dist_source` reads it (one DistSource); only the names differ."""
     from packaging.version import InvalidVersion, Version
 
-    from cuwheel.read.tables import MAX_NAME
-    from cuwheel.read.wheelmeta import MAX_WHEEL_FILE, wheel_file_tags
+    from cuwheel.read.bytes.tables import MAX_NAME
+    from cuwheel.read.sources.wheelmeta import MAX_WHEEL_FILE, wheel_file_tags
 
     src = DistSource(name)
     dist = src.dist
