@@ -396,7 +396,7 @@ def test_signature_scan_skips_exactly_the_skipped_starts(
             placed.append(h)
     ranges = [(s, s + n) for s, n in skips]
     seen: list[int] = []
-    scan = Scan(len(buf), on_signature=seen.append)
+    scan = Scan(len(buf), signature=binbuild.SIGNATURE, on_signature=seen.append)
     scan.skip.extend(ranges[: len(ranges) // 2])
     scan.skip_known.extend(ranges[len(ranges) // 2 :])
     for at in range(0, len(buf), chunk):

@@ -11,6 +11,7 @@ import pytest
 import cuwheel
 import cuwheel.read.binary.sniff as binary_mod
 import cuwheel.read.sources.wheelfile as sources_mod
+from cuwheel.read.device.fatbin import CONTAINER_SIGNATURE
 from wheelfactory import make_wheel
 
 BIN = Path(__file__).parent / "data" / "bin"
@@ -114,7 +115,7 @@ def test_searching_a_file_on_disk_reads_each_byte_about_once(
 
     monkeypatch.setattr(stream.os, "pread", counting_pread)
     with open(path, "rb") as f:
-        scan = stream.Scan(len(blob))
+        scan = stream.Scan(len(blob), signature=CONTAINER_SIGNATURE)
         scan.feed(stream.FileBuffer(f.fileno(), len(blob)))
         hits = scan.find_signatures(0, len(blob))
     assert hits == [64 * i for i in range(5001)]

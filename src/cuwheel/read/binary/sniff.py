@@ -38,7 +38,7 @@ from cuwheel.read.device.containers import (
     unsafe_skips,
 )
 from cuwheel.read.device.cubin import EM_CUDA, parse_cubin
-from cuwheel.read.device.fatbin import CONTAINER_MAGIC
+from cuwheel.read.device.fatbin import CONTAINER_MAGIC, CONTAINER_SIGNATURE
 from cuwheel.read.device.ptx import looks_like_ptx, parse_ptx_header, ptx_entries
 
 __all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
@@ -224,7 +224,7 @@ def _read(
 ) -> list[Binary]:
     if kind in ("cubin", "ptx"):
         return [_read_raw_device(path, size, open_chunks, kind, payload == "kernels")]
-    scan = Scan(size)
+    scan = Scan(size, signature=CONTAINER_SIGNATURE)
     scan.search_code = search_code
     collector = ContainerCollector(scan, payload=payload, skip_known=skip_known)
     budget = NameBudget()  # names decoded, over the whole file
