@@ -25,7 +25,8 @@ from cuwheel.model.inventory import (
     FatbinEntry,
     Toolkit,
 )
-from cuwheel.read.device.containers import Candidate, assign_containers
+from cuwheel.read.device.candidate import Candidate
+from cuwheel.read.device.containers import assign_containers
 from cuwheel.read.device.fatbin import decompress_prefix
 from wheelfactory import make_wheel
 

@@ -35,13 +35,13 @@ SO = (BIN / "sm80.so").read_bytes()
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real = artifacts._read_bytes
+    real = executorch.read_bytes
 
     def counted(display: str, data: bytes) -> tuple[list, list]:
         calls.append(display)
         return real(display, data)
 
-    monkeypatch.setattr(artifacts, "_read_bytes", counted)
+    monkeypatch.setattr(executorch, "read_bytes", counted)
     return calls
 
 

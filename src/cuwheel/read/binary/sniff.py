@@ -31,8 +31,8 @@ from cuwheel.read.binary.pe import PeFacts, PeReader
 from cuwheel.read.bytes.regions import Region, merge_ranges
 from cuwheel.read.bytes.stream import Chunk, Scan
 from cuwheel.read.bytes.tables import Anomalies, NameBudget
+from cuwheel.read.device.candidate import Candidate
 from cuwheel.read.device.containers import (
-    Candidate,
     ContainerCollector,
     assign_containers,
     unsafe_skips,

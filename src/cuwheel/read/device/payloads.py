@@ -10,16 +10,13 @@ every PTX text whole, with the names of their entry kernels).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 from cuwheel.errors import FatbinError
 from cuwheel.model.inventory import CodeKind, Compression
+from cuwheel.read.device.candidate import Candidate
 from cuwheel.read.device.cubin import parse_cubin
 from cuwheel.read.device.fatbin import EntryHeader, decompress_prefix
 from cuwheel.read.device.ptx import ptx_entries
-
-if TYPE_CHECKING:
-    from cuwheel.read.device.containers import Candidate
 
 __all__ = [
     "MAX_CUBIN",
