@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from cuwheel.model.inventory import Inventory, Source
+from cuwheel.read.device.payloads import PAYLOAD_MODES, PayloadMode
 from cuwheel.read.schedule import Finish, Progress, Run, T, default_workers, keep_source
 from cuwheel.read.sources.zipdir import DEFAULT_LIMITS, Limits
 
@@ -44,7 +45,7 @@ def inspect(
     """
     from cuwheel.read.binary.elfsyms import exports_read
 
-    _check_payload(payload)
+    mode = _check_payload(payload)
     if isinstance(targets, (str, os.PathLike)):
         targets = [targets]
     paths = [os.fspath(t) for t in targets]
@@ -65,15 +66,16 @@ def inspect(
                 seen.add(n.lower())
                 names.append(n)
     for name in names:
-        sources.append(dist_source(name, payload))
+        sources.append(dist_source(name, mode))
     return Inventory(tuple(sources))
 
 
-def _check_payload(payload: str) -> None:
-    from cuwheel.read.device.payloads import PAYLOAD_MODES
-
-    if payload not in PAYLOAD_MODES:
-        raise ValueError(f"payload must be one of {', '.join(PAYLOAD_MODES)}, not {payload!r}")
+def _check_payload(payload: str) -> PayloadMode:
+    """``payload`` as a mode; ValueError when it names none."""
+    for mode in PAYLOAD_MODES:
+        if payload == mode:
+            return mode
+    raise ValueError(f"payload must be one of {', '.join(PAYLOAD_MODES)}, not {payload!r}")
 
 
 def iter_inspect(
@@ -94,9 +96,9 @@ def iter_inspect(
     ``workers``: processes (default: every CPU this process may use); 1 reads
     everything in this process.
     """
-    _check_payload(payload)
+    mode = _check_payload(payload)
     run = Run(list(targets), default_workers() if workers is None else workers, limits,
-              progress, payload, finish, list(tags) if tags is not None else None)
+              progress, mode, finish, list(tags) if tags is not None else None)
     return run.results()
 
 
@@ -105,4 +107,4 @@ def installed_source(name: str, payload: str = "sample") -> Source:
     :func:`cuwheel.read.sources.installed.installed_source`); InputError when not installed."""
     from cuwheel.read.sources.installed import installed_source as read
 
-    return read(name, payload)
+    return read(name, _check_payload(payload))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from cuwheel.model.inventory import Binary, Problem, Source
+from cuwheel.read.device.payloads import PayloadMode
 from cuwheel.read.sources.source import DirectorySource, WheelSource
 from cuwheel.read.sources.zipdir import Limits
 from cuwheel.read.targets import read_target
@@ -51,7 +52,7 @@ Item = WholeItem | MembersItem | FinishItem
 Parts = list[tuple[str, list[Binary], list[Problem]]]
 
 
-def run_item(item: Item, limits: Limits, payload: str, finish: Callable[[Source, Any], Any],
+def run_item(item: Item, limits: Limits, payload: PayloadMode, finish: Callable[[Source, Any], Any],
              tag: Any) -> Any:
     """Do one work item (in a worker, or in this process when there is no pool)."""
     if isinstance(item, WholeItem):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Problem, Source
+from cuwheel.read.device.payloads import PayloadMode
 from cuwheel.read.items import (
     FinishItem,
     Item,
@@ -125,7 +126,7 @@ class Run(Generic[T]):
         workers: int | None,
         limits: Limits,
         progress: Progress | None,
-        payload: str,
+        payload: PayloadMode,
         finish: Finish[T],
         tags: list[Any] | None,
     ) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from cuwheel._paths import open_untrusted
 from cuwheel.model.inventory import Problem, Source
 from cuwheel.read.artifacts.programs import artifact_kind, read_artifact
+from cuwheel.read.device.payloads import PayloadMode
 from cuwheel.read.sources.source import (
     DirectorySource,
     WheelSource,
@@ -46,7 +47,9 @@ def classify(path: str) -> tuple[str, Any]:
     return "file", st.st_size
 
 
-def read_target(path: str, limits: Limits, payload: str, known: str | None = None) -> Source:
+def read_target(
+    path: str, limits: Limits, payload: PayloadMode, known: str | None = None
+) -> Source:
     """Read one target whole; ``known``: what classify found it to be (it is not looked
     at again, except that a directory is walked again)."""
     what: Any = None

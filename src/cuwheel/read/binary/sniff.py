@@ -39,6 +39,7 @@ from cuwheel.read.device.containers import (
 )
 from cuwheel.read.device.cubin import EM_CUDA, parse_cubin
 from cuwheel.read.device.fatbin import CONTAINER_MAGIC, CONTAINER_SIGNATURE
+from cuwheel.read.device.payloads import PayloadMode
 from cuwheel.read.device.ptx import looks_like_ptx, parse_ptx_header, ptx_entries
 
 __all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
@@ -185,7 +186,7 @@ def read_binary(
     open_chunks: ChunkSource,
     kind: str,
     *,
-    payload: str = "sample",
+    payload: PayloadMode = "sample",
 ) -> list[Binary]:
     """Read one file of a known ``kind`` (from ``sniff``).
 
@@ -217,7 +218,7 @@ def _read(
     size: int,
     open_chunks: ChunkSource,
     kind: str,
-    payload: str,
+    payload: PayloadMode,
     skip_code: bool = True,
     skip_known: bool = True,
     search_code: bool = True,

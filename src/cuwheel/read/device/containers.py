@@ -29,7 +29,7 @@ from cuwheel.read.device.fatbin import (
     parse_container_header,
     parse_entry_header,
 )
-from cuwheel.read.device.payloads import Decodes
+from cuwheel.read.device.payloads import Decodes, PayloadMode
 
 __all__ = ["ContainerCollector", "assign_containers"]
 
@@ -42,7 +42,8 @@ MAX_ENTRIES = 2_000_000
 class ContainerCollector:
     """Registers with a Scan; collects candidate containers in [base, base + size)."""
 
-    def __init__(self, scan: Scan, *, payload: str = "sample", skip_known: bool = True) -> None:
+    def __init__(self, scan: Scan, *, payload: PayloadMode = "sample",
+                 skip_known: bool = True) -> None:
         """``payload``: "none" (headers only), "sample" (decode the start of one cubin in
         containers 0, 1, 2, 4, 8, ... to read the toolkit), "all" (every cubin, whole) or
         "kernels" (every cubin and PTX text, whole, with its entry kernels' names)."""

@@ -19,6 +19,7 @@ from typing import Protocol
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, Problem, Source, WheelInfo
 from cuwheel.read.binary.sniff import SNIFF_BYTES, read_binary, sniff
+from cuwheel.read.device.payloads import PayloadMode
 from cuwheel.read.sources.files import file_chunks, open_fd
 from cuwheel.read.sources.wheelfile import WheelFile
 from cuwheel.read.sources.wheelmeta import wheel_info
@@ -63,7 +64,7 @@ class InputSource(Protocol):
 
     def plan(self) -> Plan: ...
 
-    def read(self, name: str, payload: str) -> Read: ...
+    def read(self, name: str, payload: PayloadMode) -> Read: ...
 
     def close(self) -> None: ...
 
@@ -96,7 +97,7 @@ class WheelSource:
             refused = Problem(self.label, f"members declare {total} bytes in all, over the limit")
         return Plan(info, problems, members, refused)
 
-    def read(self, name: str, payload: str) -> Read:
+    def read(self, name: str, payload: PayloadMode) -> Read:
         binaries, problems, _ = read_member(self.wf, name, payload)
         return binaries, problems
 
@@ -122,7 +123,7 @@ class DirectorySource:
                 sized.append((f, 0))  # read_path reports it
         return Plan(None, problems, sized)
 
-    def read(self, name: str, payload: str) -> Read:
+    def read(self, name: str, payload: PayloadMode) -> Read:
         binaries, problems, _ = read_path(name, payload)
         return binaries, problems
 
@@ -130,7 +131,7 @@ class DirectorySource:
         pass
 
 
-def read_source(src: InputSource, payload: str, plan: Plan | None = None) -> Source:
+def read_source(src: InputSource, payload: PayloadMode, plan: Plan | None = None) -> Source:
     """Every member of an open source, read in this process (``plan``: its plan, when
     already made)."""
     plan = src.plan() if plan is None else plan
@@ -148,7 +149,7 @@ def read_source(src: InputSource, payload: str, plan: Plan | None = None) -> Sou
 
 
 def read_opened(opener: Callable[[], InputSource], kind: str, target: str,
-                payload: str) -> Source:
+                payload: PayloadMode) -> Source:
     """Open a source and read it whole; one that cannot be opened (InputError) is a
     Source of ``kind`` holding that one problem."""
     try:
@@ -191,7 +192,7 @@ def walk(root: str, problems: list[Problem],
 
 
 def read_member(
-    wf: WheelFile, name: str, payload: str = "sample"
+    wf: WheelFile, name: str, payload: PayloadMode = "sample"
 ) -> tuple[list[Binary], list[Problem], bool]:
     """Read one wheel member: (binaries, problems, was it a binary)."""
     m = wf.infos[name]
@@ -211,7 +212,9 @@ def read_member(
         return [], [Problem(where, exc.strerror or str(exc))], True
 
 
-def read_path(path: str, payload: str = "sample") -> tuple[list[Binary], list[Problem], bool]:
+def read_path(
+    path: str, payload: PayloadMode = "sample"
+) -> tuple[list[Binary], list[Problem], bool]:
     """Read one file on disk: (binaries, problems, was it a binary)."""
     try:
         fd = open_fd(path)
