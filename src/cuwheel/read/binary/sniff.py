@@ -2,10 +2,6 @@
 
 Formats: host ELF (shared object, executable, relocatable object), PE/COFF images,
 ``ar`` archives of ELF objects, and raw device code (cubin, fatbin, PTX text).
-
-Over 400 lines because it is the one place where every format meets the stream driver
-(the second pass, the re-read when a search shortcut proved unsafe, anomalies versus
-whole-file problems); each format's own structures live in its reader module.
 """
 
 from __future__ import annotations
