@@ -170,6 +170,10 @@ def judge_library(
                                 missing_families=split.families(missing))
     if driver:
         reason = f"{loaded}; {len(driver)}: {cvs[driver[0]].reason}"
+        reads = sorted({n for i in driver for n in binary.containers[i].host_reads or ()})
+        if reads:
+            # kernel-less modules loaded only for their variables (rules/loading.py)
+            reason += f"; the host code reads {_families(reads)} from them, which fails"
         return LibraryJudgement(Verdict.DRIVER, reason, (), tuple(spec), tuple(doubtful))
     if doubtful:
         reason = (

@@ -17,7 +17,7 @@ from cuwheel.model.inventory import CodeKind, Compression
 from cuwheel.read.device.candidate import Candidate
 from cuwheel.read.device.cubin import parse_cubin
 from cuwheel.read.device.fatbin import EntryHeader, decompress_prefix
-from cuwheel.read.device.ptx import ptx_entries
+from cuwheel.read.device.ptx import ptx_entries, ptx_variables
 
 __all__ = [
     "MAX_CUBIN",
@@ -111,7 +111,8 @@ class Decodes:
         entry = cand.entries[index]
         if hdr.kind is CodeKind.PTX:
             cand.entries[index] = dataclasses.replace(
-                entry, kernel_names=self._keep(ptx_entries(prefix)))
+                entry, kernel_names=self._keep(ptx_entries(prefix)),
+                data_names=self._keep(ptx_variables(prefix)))
             return
         facts = parse_cubin(prefix, kernel_names=self.kernels)
         if facts is None:
@@ -121,7 +122,8 @@ class Decodes:
         if facts.toolkit is not None and cand.toolkit is None:
             cand.toolkit = facts.toolkit
         names = self._keep(facts.kernel_names) if facts.kernel_names is not None else None
+        variables = self._keep(facts.data_names) if facts.data_names is not None else None
         cand.entries[index] = dataclasses.replace(
             entry, toolkit=facts.toolkit, relocatable=facts.relocatable, kernels=facts.kernels,
-            kernel_names=names,
+            kernel_names=names, data_names=variables,
         )
