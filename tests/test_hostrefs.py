@@ -115,7 +115,7 @@ def test_a_second_reference_makes_it_read() -> None:
     assert read_host_reads(memoryview(raw), [table]) == {table.offset: ()}  # type: ignore[attr-defined]
     # find `lea rsi, [rip+d]` whose target is the table's shadow: the one rsi lea of the
     # unit's registration callback
-    from cuwheel.read import hostrefs
+    from cuwheel.read.binary import hostrefs
 
     secs = hostrefs._sections(memoryview(raw))
     text = next(s for s in secs if s.name == ".text")
