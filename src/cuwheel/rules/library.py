@@ -189,7 +189,7 @@ def judge_library(
             f"; {len(spec)} are for other GPUs (they hold "
             f"{_codes(cvs[i] for i in spec)}) and are not needed here"
         )
-        if split.specialised:
+        if split.other_gpu_families:
             reason += (f" ({len(split.specialised)} hold instances of kernels that have code "
                        f"for CC {device.cc} elsewhere: {_families(split.other_gpu_families)})")
     return LibraryJudgement(best, reason, (), tuple(spec))
