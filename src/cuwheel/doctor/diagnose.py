@@ -202,7 +202,7 @@ _DEVICE = ("ENV001", "ENV002", "ENV003")
 # Library verdicts that kernel and variable names can change (rules/library.py): whether
 # a container that misses the GPU is a specialisation or missing code, and whether a
 # kernel-less one is ever loaded.
-_NAMES_DECIDE = (Verdict.DEPENDS, Verdict.PARTIAL, Verdict.DRIVER)
+_NAMES_DECIDE = frozenset({Verdict.DEPENDS, Verdict.DRIVER, Verdict.PARTIAL})
 
 
 def _needing_names(env: Environment, targets: Sequence[Target], environ: dict[str, str]
