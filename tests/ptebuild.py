@@ -1,7 +1,7 @@
 """A minimal writer of ExecuTorch program flatbuffers (``.pte``) for hostile inputs: the
 layout docs/artifacts.md#executorch describes (root offset, "ET12", an "eh00" header with
 the segment base offset at byte 24, tables with vtables, forward uoffsets).  Only the
-fields read/executorch.py reads: Program 0 version, 1 execution plans, 4 segments,
+fields read/artifacts/executorch.py reads: Program 0 version, 1 execution plans, 4 segments,
 7 named data; ExecutionPlan 0 name, 7 delegates; Delegate 0 id, 2 compile specs;
 CompileSpec 0 key; DataSegment 0 offset, 1 size; NamedData 0 key, 1 segment index.
 

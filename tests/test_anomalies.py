@@ -49,7 +49,7 @@ def patched(data: bytes, at: int, fmt: str, value: int) -> bytes:
 def read_both(tmp_path: Path, name: str, data: bytes,
               monkeypatch: pytest.MonkeyPatch) -> Inventory:
     """Read from disk, and streamed in 1 KiB pieces from a wheel: both must agree."""
-    import cuwheel.read.wheelfile as sources_mod
+    import cuwheel.read.sources.wheelfile as sources_mod
 
     p = tmp_path / name
     p.write_bytes(data)

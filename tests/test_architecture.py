@@ -1,17 +1,22 @@
-"""The package's shape: no import circle between cuwheel's subpackages and top modules, no
+"""The package's shape: no import circle between cuwheel's units nor between its modules, no
 import that runs back up the layers, no module over 450 lines.
 
 Every ``import`` / ``from ... import`` of every module is read with :mod:`ast`, those inside
 functions too (a lazy import is an arrow like any other), and those under
-``TYPE_CHECKING``.  A *unit* is a subpackage (``cuwheel.read``) or a top module
-(``cuwheel.errors``); ``cuwheel`` itself (its ``__init__``) is the public facade.
+``TYPE_CHECKING``.  A *unit* is a subpackage (``cuwheel.rules``) or a top module
+(``cuwheel.errors``); the subpackages of a package in SPLIT are units of their own
+(``cuwheel.read.device``), and that package's own modules are its unit (``cuwheel.read``:
+the scheduler).  ``cuwheel`` itself (its ``__init__``) is the public facade.
 
 The layers follow the data flow of the guide -- sources -> readers -> device-code parsers ->
 immutable inventory -> loading rules -> checks / compat -> findings -> renderers -> cli --
-written as *import* order: a unit may import its own layer or a lower one.  Two places
-differ from the reading order of that flow, because a stage names the types it hands on:
-the inventory's value types (model/) sit below the readers that build them, and the facts
-(knowledge/ + data) sit just above the value types they are written in.
+written as *import* order: a unit may import its own layer or a lower one.  Three places
+differ from the reading order of that flow, because a stage names the types it hands on or
+calls the stage after it: the inventory's value types (model/) sit below the readers that
+build them, the facts (knowledge/ + data) sit just above the value types they are written
+in, and inside read/ a stage calls the next one with its bytes, so the device-code parsers
+sit lowest, under the host binary readers that find device code, under the sources that
+hand them their members.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ import pytest
 SRC = Path(__file__).resolve().parent.parent / "src" / "cuwheel"
 MAX_LINES = 450
 
-# Lowest first.  A unit may import units of its own layer or of a lower one.  A layer may
-# name a unit that is not there yet: _download, init_toml and init_wheels come with
-# branches being merged (issue 24).
+# Packages whose subpackages are units of their own (read/: one subpackage per stage).
+SPLIT = frozenset({"read"})
+
+# Lowest first.  A unit may import units of its own layer or of a lower one.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaf helpers", frozenset({
         "_version", "_text", "_envelope", "_toml", "_json", "_paths", "_urls", "_validate",
@@ -35,8 +41,13 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     })),
     ("inventory value types", frozenset({"model"})),
     ("knowledge and data", frozenset({"knowledge"})),
-    ("sources", frozenset({"_remote"})),
-    ("readers and device-code parsers, and the downloader", frozenset({"read", "_download"})),
+    ("remote sources", frozenset({"_remote"})),
+    ("the bytes under every reader", frozenset({"read.bytes"})),
+    ("device-code parsers and the container walk", frozenset({"read.device"})),
+    ("host binary readers", frozenset({"read.binary"})),
+    ("sources, and the downloader", frozenset({"read.sources", "_download"})),
+    ("exported programs", frozenset({"read.artifacts"})),
+    ("the reading scheduler and entry point", frozenset({"read"})),
     ("loading rules and release rows", frozenset({"rules", "plan"})),
     ("checks, findings, compat, toolkit", frozenset({"checks", "compat", "toolkit"})),
     ("what is built on checks and compat", frozenset({
@@ -74,7 +85,14 @@ def _imports(path: Path) -> Iterable[str]:
                 # ``from cuwheel import x`` / ``from . import x``: x may be a submodule
                 yield from (f"{module}.{a.name}" for a in node.names)
             else:
-                yield module
+                subs = [f"{module}.{a.name}" for a in node.names]
+                yield from [s for s in subs if _is_module(s)] or [module]
+
+
+def _is_module(dotted: str) -> bool:
+    """Whether a dotted cuwheel name is a module or package under SRC."""
+    path = SRC.parent.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def unit_of(dotted: str) -> str | None:
@@ -85,6 +103,8 @@ def unit_of(dotted: str) -> str | None:
     if len(parts) == 1:
         return "cuwheel"
     first = parts[1]
+    if first in SPLIT and len(parts) > 2 and (SRC / first / parts[2]).is_dir():
+        return f"{first}.{parts[2]}"
     if (SRC / first).is_dir() or (SRC / f"{first}.py").is_file():
         return first
     return "cuwheel"  # a name the facade defines or re-exports (``__version__``)
@@ -102,6 +122,33 @@ def import_graph() -> dict[str, dict[str, list[str]]]:
             to = unit_of(target)
             if to is not None and to != unit:
                 arrows.setdefault(to, []).append(f"{name} -> {target}")
+    return graph
+
+
+def module_of(dotted: str, modules: Iterable[str]) -> str | None:
+    """The module a dotted cuwheel name is in: itself, or the longest module it starts with
+    (``cuwheel.read.device.fatbin.FatbinHeader`` -> ``cuwheel.read.device.fatbin``)."""
+    known = set(modules)
+    parts = dotted.split(".")
+    while parts:
+        if ".".join(parts) in known:
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
+def module_graph() -> dict[str, dict[str, list[str]]]:
+    """module -> imported module -> the imported names.  Importing ``a.b.c`` runs the
+    ``__init__`` of ``a`` and ``a.b`` too; those arrows are left out, or every package whose
+    ``__init__`` names its modules would be a circle with each of them."""
+    paths = {_module_name(p)[0]: p for p in sorted(SRC.rglob("*.py"))}
+    graph: dict[str, dict[str, list[str]]] = {}
+    for name, path in paths.items():
+        arrows = graph.setdefault(name, {})
+        for target in _imports(path):
+            to = module_of(target, paths)
+            if to is not None and to != name:
+                arrows.setdefault(to, []).append(target)
     return graph
 
 
@@ -199,6 +246,10 @@ def test_no_circle() -> None:
     assert circles(import_graph()) == []
 
 
+def test_no_circle_between_modules() -> None:
+    assert circles(module_graph()) == []
+
+
 def test_no_arrow_back_up() -> None:
     assert arrows_back_up(import_graph()) == []
 
@@ -231,6 +282,56 @@ def test_arrow_back_up_is_found() -> None:
     assert arrows_back_up(stray, _TOY) == ["a -> zzz: a unit in no layer (a.p -> zzz)"]
 
 
+def _plant(root: Path, files: Mapping[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+
+
+def test_module_circle_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # two modules of one unit that import each other (a lazy import too) are a circle the
+    # unit graph cannot see; a package __init__ naming its modules is not one
+    _plant(tmp_path, {
+        "cuwheel/__init__.py": "",
+        "cuwheel/read/__init__.py": "from cuwheel.read import a\n",
+        "cuwheel/read/a.py": "from cuwheel.read.b import f\n",
+        "cuwheel/read/b.py": "def f():\n    from cuwheel.read import a\n",
+        "cuwheel/read/c.py": "from cuwheel.read.a import x\n",
+    })
+    monkeypatch.setitem(globals(), "SRC", tmp_path / "cuwheel")
+    assert circles(import_graph()) == []
+    assert circles(module_graph()) == [["cuwheel.read.a", "cuwheel.read.b"]]
+    (tmp_path / "cuwheel/read/b.py").write_text("def f():\n    pass\n", "utf-8")
+    assert circles(module_graph()) == []
+
+
+def test_arrow_back_up_between_stages_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the subpackages of a SPLIT package are units: a device-code parser that imports a
+    # host binary reader runs back up, though both are in read/
+    _plant(tmp_path, {
+        "cuwheel/__init__.py": "",
+        "cuwheel/read/__init__.py": "",
+        "cuwheel/read/inspect.py": "from cuwheel.read.binary.elf import E\n",
+        "cuwheel/read/binary/__init__.py": "",
+        "cuwheel/read/binary/elf.py": "from cuwheel.read.device import fatbin\n",
+        "cuwheel/read/device/__init__.py": "",
+        "cuwheel/read/device/fatbin.py": "",
+    })
+    monkeypatch.setitem(globals(), "SRC", tmp_path / "cuwheel")
+    assert unit_of("cuwheel.read.device.fatbin") == "read.device"
+    assert unit_of("cuwheel.read.inspect") == "read"
+    assert arrows_back_up(import_graph()) == []
+    (tmp_path / "cuwheel/read/device/fatbin.py").write_text(
+        "from cuwheel.read.binary import elf\n", "utf-8")
+    assert arrows_back_up(import_graph()) == [
+        "read.device (device-code parsers and the container walk) -> read.binary "
+        "(host binary readers): cuwheel.read.device.fatbin -> cuwheel.read.binary.elf"
+    ]
+
+
 def test_long_module_is_found() -> None:
     lengths = {"ok.py": 450, "long.py": 451, "read/big.py": 900, "readme.py": 451}
     assert long_modules(lengths, allow=("read/",)) == ["long.py: 451 lines", "readme.py: 451 lines"]
@@ -250,6 +351,7 @@ def test_long_module_is_found() -> None:
         ("cuwheel/x.py", "from cuwheel import __version__, render\n",
          ["cuwheel.__version__", "cuwheel.render"]),
         ("cuwheel/x.py", "import cuwheel.read.sources as s\n", ["cuwheel.read.sources"]),
+        ("cuwheel/x.py", "from cuwheel.read.device import fatbin\n", ["cuwheel.read.device"]),
     ],
 )
 def test_imports_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str,

@@ -28,9 +28,15 @@ from cuwheel.checks.findings import WheelReport
 from cuwheel.cli import main
 from cuwheel.config import parse_config
 from cuwheel.model.inventory import Source
-from cuwheel.read.artifacts import artifact_kind, read_artifact
+from cuwheel.read.artifacts.programs import artifact_kind, read_artifact
 from cuwheel.read.inspect import inspect
 from cuwheel.render.inspect_json import inventory_to_dict
+from cuwheel.rules.artifact_train import (
+    artifact_train,
+    runtime_imported,
+    strongest,
+    train_evidence,
+)
 
 ART = Path(__file__).parent / "data" / "artifacts"
 META: dict[str, Any] = json.loads((ART / "meta.json").read_text())
@@ -55,8 +61,8 @@ def _cuobjdump_archs() -> dict[str, str]:
 
 
 def _train(src: Source) -> tuple[int, int | None]:
-    assert src.artifact is not None and src.artifact.train is not None
-    t = src.artifact.train
+    t = artifact_train(src)
+    assert src.artifact is not None and t is not None
     return t.major, t.minor
 
 
@@ -83,10 +89,11 @@ def test_the_cu130_export_is_read_as_the_exporter_recorded() -> None:
     # torch 2.11+cu130 and nvcc 13.0 on the export machine
     assert META["torch_cuda"] == "13.0"
     assert _train(src) == _release(META["nvcc"])
-    assert a.train is not None and a.train.source == "build-path"
-    assert "cuda-13.0" in a.train.where
+    train = artifact_train(src)
+    assert train is not None and train.source == "build-path"
+    assert "cuda-13.0" in train.where
     # the cubin's own note agrees (the Inductor kernel went through the toolkit's ptxas)
-    tk = [e for e in a.evidence if e.source == "cubin-toolkit"]
+    tk = [e for e in train_evidence(src) if e.source == "cubin-toolkit"]
     assert [(e.major, e.minor) for e in tk] == [_release(META["toolkit_ptxas"])]
     # metadata AOTInductor wrote, as the export machine listed it
     recorded = json.loads(next(v for k, v in META["listings"]["aoti_cu130.pt2"].items()
@@ -98,7 +105,7 @@ def test_the_cu130_export_is_read_as_the_exporter_recorded() -> None:
     wrapper = next(b for b in src.binaries if b.path.endswith(".wrapper.so"))
     assert not any("cudart" in n for n in wrapper.needed)
     assert any(u.name == "cudaMalloc" for u in wrapper.undefined)
-    assert a.runtime_imported
+    assert runtime_imported(src)
 
 
 def test_every_cubin_has_the_arch_cuobjdump_gave_it() -> None:
@@ -146,7 +153,7 @@ def test_the_multi_arch_export_carries_ptx_and_an_avx2_host() -> None:
     src = read_artifact(str(ART / "aoti_multiarch.pt2"))
     a = src.artifact
     assert a is not None and a.cpu_isa == ("AVX2",)
-    assert {e.source for e in a.evidence} >= {"build-path", "cubin-toolkit", "ptx-isa"}
+    assert {e.source for e in train_evidence(src)} >= {"build-path", "cubin-toolkit", "ptx-isa"}
     assert any(b.format == "fatbin" and b.has_device_code for b in src.binaries)
 
 
@@ -165,7 +172,8 @@ def test_executorch_program_and_data(tmp_path: Path) -> None:
     assert src.artifact.meta("ET_NAMED_DATA") == ("forward_so_blob",)
     # the wrapper library in the program's segment, its kernel inside it
     assert _sass(src) == {"sm_90a"}
-    assert src.artifact.train is not None and src.artifact.train.source == "cubin-toolkit"
+    train = artifact_train(src)
+    assert train is not None and train.source == "cubin-toolkit"
     assert _train(src) == _release(META["toolkit_ptxas"])
     data = read_artifact(str(ART / "aoti_cuda_blob.ptd"))
     assert data.kind == "executorch-data" and not data.problems
@@ -318,26 +326,26 @@ def test_cubins_inside_fatbins_are_not_counted_twice() -> None:
 
 
 def test_which_evidence_decides() -> None:
-    from cuwheel.model.artifact import ArtifactFacts, TrainEvidence
+    from cuwheel.model.artifact import TrainEvidence
 
     def ev(source: str, major: int, minor: int | None) -> TrainEvidence:
         return TrainEvidence(source, major, minor, f"{source} {major}.{minor}")
 
     # the strongest class decides, even against newer weaker evidence
-    f = ArtifactFacts("aoti-package", evidence=(ev("cubin-toolkit", 13, 2),
-                                                ev("build-path", 13, 0)))
-    assert f.train is not None and (f.train.source, f.train.minor) == ("build-path", 0)
+    f = strongest((ev("cubin-toolkit", 13, 2),
+                       ev("build-path", 13, 0)))
+    assert f is not None and (f.source, f.minor) == ("build-path", 0)
     # within a class the newest
-    f = ArtifactFacts("triton-cache", evidence=(ev("cubin-toolkit", 12, 8),
-                                                ev("cubin-toolkit", 13, 0)))
-    assert f.train is not None and (f.train.major, f.train.minor) == (13, 0)
+    f = strongest((ev("cubin-toolkit", 12, 8),
+                       ev("cubin-toolkit", 13, 0)))
+    assert f is not None and (f.major, f.minor) == (13, 0)
     # a major alone borrows the minor of weaker evidence of that major, and says so
-    f = ArtifactFacts("library", evidence=(ev("runtime-link", 12, None),
-                                           ev("cubin-toolkit", 13, 0),
-                                           ev("ptx-isa", 12, 4)))
-    assert f.train is not None and (f.train.major, f.train.minor) == (12, 4)
-    assert "minor from ptx-isa" in f.train.where
-    assert ArtifactFacts("library").train is None
+    f = strongest((ev("runtime-link", 12, None),
+                       ev("cubin-toolkit", 13, 0),
+                       ev("ptx-isa", 12, 4)))
+    assert f is not None and (f.major, f.minor) == (12, 4)
+    assert "minor from ptx-isa" in f.where
+    assert strongest(()) is None
 
 
 def test_a_program_without_a_train_fails_closed(tmp_path: Path) -> None:

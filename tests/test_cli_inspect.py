@@ -115,7 +115,7 @@ def test_unknown_distribution_is_a_problem_not_an_exception() -> None:
 
 
 def test_env_reads_every_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cuwheel.read import installed
+    from cuwheel.read.sources import installed
 
     site = os.path.dirname(os.fspath(importlib.metadata.distribution("isal")._path))  # type: ignore[attr-defined]
     # the site twice (a path on sys.path twice): isal is read once

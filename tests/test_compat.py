@@ -29,7 +29,7 @@ from cuwheel.model.inventory import (
     Source,
     Toolkit,
 )
-from cuwheel.read.sources import read_path
+from cuwheel.read.sources.source import read_path
 from cuwheel.render.compat import matrix_svg
 from cuwheel.rules import runtime
 from cuwheel.rules.loading import counted_containers

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
 import wheelfactory
 from cuwheel.model.inventory import Binary, Inventory, Problem, Source
-from cuwheel.read.sources import Limits
+from cuwheel.read.sources.zipdir import Limits
 
 BIN = Path(__file__).parent / "data" / "bin"
 GOOD = BIN / "sm80.so"  # inspected next to every bad input: must still be inventoried
@@ -201,7 +201,7 @@ def test_truncated_raw_device_files_never_raise(name: str, tmp_path: Path) -> No
 def test_truncated_members_of_a_streamed_wheel(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import cuwheel.read.wheelfile as sources_mod
+    import cuwheel.read.sources.wheelfile as sources_mod
 
     monkeypatch.setattr(sources_mod, "OUT_SIZE", 1024)
     monkeypatch.setattr(sources_mod, "READ_SIZE", 1024)
@@ -289,7 +289,7 @@ def test_lying_container_and_entry_sizes(name: str, tmp_path: Path) -> None:
 
 
 def test_lying_sizes_in_a_streamed_wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import cuwheel.read.wheelfile as sources_mod
+    import cuwheel.read.sources.wheelfile as sources_mod
 
     monkeypatch.setattr(sources_mod, "OUT_SIZE", 512)
     members = {f"lib/{tag}_sm80.so": d for tag, d in _lies("sm80.so")}
@@ -681,7 +681,7 @@ def test_fuzzed_fixture_never_raises(name: str, edits: list[tuple[int, int]],
 def test_fuzzed_wheel_member_streamed_never_raises(
     name: str, edits: list[tuple[int, int]], cut: int | None
 ) -> None:
-    import cuwheel.read.wheelfile as sources_mod
+    import cuwheel.read.sources.wheelfile as sources_mod
 
     data = _mutate(_FUZZ_DATA[name], edits, cut)
     old = sources_mod.OUT_SIZE

@@ -7,7 +7,7 @@ runtime's default (lazy) module loading and with CUDA_MODULE_LOADING=EAGER; the 
 and the cuwheel commit that ran are in tests/probe/family_truth.json.  Which kernel is in
 which container is written here by hand from the build script, never read from cuwheel.
 Every case agrees with the driver today (the last two, the kernel-less units, since
-read/hostrefs.py reads whether host code uses their variables).
+read/binary/hostrefs.py reads whether host code uses their variables).
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def test_kernel_less_units_of_too_new_ptx_do_not_stop_a_library() -> None:
     host code ran, with lazy and with eager loading: nothing in them is ever launched."""
     assert _ran("family_newptx.so", "cw_dispatch")
     assert _ran("family_newptx.so", "cw_dispatch", "EAGER")
-    # DRIVER TOO OLD from the two kernel-less containers, before read/hostrefs.py: the
+    # DRIVER TOO OLD from the two kernel-less containers, before read/binary/hostrefs.py: the
     # table's host shadow is taken only by its registration
     assert _today("family_newptx.so").verdict is Verdict.NATIVE
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary
-from cuwheel.read.binary import read_binary, sniff
+from cuwheel.read.binary.sniff import read_binary, sniff
 
 BIN = Path(__file__).parent / "data" / "bin"
 SIGNATURE = b"\x50\xed\x55\xba\x01\x00\x10\x00"

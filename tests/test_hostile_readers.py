@@ -36,9 +36,9 @@ import json, os, resource, sys, time
 limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 import cuwheel
-import cuwheel.read.wheelfile
+import cuwheel.read.sources.wheelfile
 if os.environ.get("CW_OUT_SIZE"):  # stream wheel members in pieces of this size
-    cuwheel.read.wheelfile.OUT_SIZE = int(os.environ["CW_OUT_SIZE"])
+    cuwheel.read.sources.wheelfile.OUT_SIZE = int(os.environ["CW_OUT_SIZE"])
 t0 = time.process_time()  # CPU time: a loaded machine stretches the wall clock
 inv = cuwheel.inspect(sys.argv[2:], workers=1)
 seconds = time.process_time() - t0
@@ -349,7 +349,7 @@ def test_request_budget_is_a_one_line_problem() -> None:
     """The catch-all behind the budgets: all requests of one file together are bounded
     (4x the file + 64 MiB), whatever structure asks."""
     from cuwheel.errors import StreamError
-    from cuwheel.read.stream import Scan
+    from cuwheel.read.bytes.stream import Scan
 
     scan = Scan(1 << 20)
     with pytest.raises(StreamError, match=r"ask for more than \d+ bytes in all"):
@@ -366,7 +366,7 @@ _RANGES = st.lists(st.tuples(st.integers(0, 300), st.integers(0, 60)), max_size=
 @given(ranges=_RANGES, points=st.lists(st.integers(-5, 400), max_size=40))
 def test_range_map_is_the_first_range_in_table_order(ranges: list[tuple[int, int]],
                                                      points: list[int]) -> None:
-    from cuwheel.read.tables import RangeMap
+    from cuwheel.read.bytes.tables import RangeMap
 
     spans = [(s, s + n, i) for i, (s, n) in enumerate(ranges)]
     rmap = RangeMap(spans)
@@ -386,7 +386,7 @@ def test_signature_scan_skips_exactly_the_skipped_starts(
 ) -> None:
     """Streamed in any chunk size, the scan reports each signature that does not start
     inside a skipped range (the definition the quadratic version implemented)."""
-    from cuwheel.read.stream import Scan
+    from cuwheel.read.bytes.stream import Scan
 
     buf = bytearray(2100)
     placed: list[int] = []
@@ -396,7 +396,7 @@ def test_signature_scan_skips_exactly_the_skipped_starts(
             placed.append(h)
     ranges = [(s, s + n) for s, n in skips]
     seen: list[int] = []
-    scan = Scan(len(buf), on_signature=seen.append)
+    scan = Scan(len(buf), signature=binbuild.SIGNATURE, on_signature=seen.append)
     scan.skip.extend(ranges[: len(ranges) // 2])
     scan.skip_known.extend(ranges[len(ranges) // 2 :])
     for at in range(0, len(buf), chunk):

@@ -31,10 +31,10 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
 import cuwheel.read.schedule as api_mod
-import cuwheel.read.sources as sources_mod
+import cuwheel.read.sources.source as sources_mod
 import wheelfactory
 from cuwheel.model.inventory import Inventory, Problem, Source
-from cuwheel.read.sources import Limits
+from cuwheel.read.sources.zipdir import Limits
 
 BIN = Path(__file__).parent / "data" / "bin"
 LIB = (BIN / "sm80.so").read_bytes()  # 2 containers
@@ -669,7 +669,7 @@ def _alive(pid: int) -> bool:
 SLOW_WORKERS = """
 import sys, time
 import cuwheel.read.schedule as api
-import cuwheel.read.sources as sources
+import cuwheel.read.sources.source as sources
 from cuwheel.cli import main
 api._PARALLEL_THRESHOLD = 0  # workers for any wheel
 api._BIG_MEMBER = 1  # a task per member

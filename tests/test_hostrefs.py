@@ -1,5 +1,5 @@
-"""Device variables and whether host code reads them (read/cubin.py entry_symbols,
-read/ptx.py ptx_variables, read/hostrefs.py), and the loading rule that uses them
+"""Device variables and whether host code reads them (read/device/cubin.py entry_symbols,
+read/device/ptx.py ptx_variables, read/binary/hostrefs.py), and the loading rule that uses them
 (rules/loading.py ignored_reason).
 
 Truth: tests/data/src/family/ (table.cu: a static table its host code never touches;
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 import cuwheel
 from cuobjdump_oracle import find_cuobjdump, list_device_objects
 from cuwheel.model.inventory import CodeKind
-from cuwheel.read.hostrefs import read_host_reads
-from cuwheel.read.ptx import ptx_variables
+from cuwheel.read.binary.hostrefs import read_host_reads
+from cuwheel.read.device.ptx import ptx_variables
 from cuwheel.rules.loading import ignored_reason
 
 BIN = Path(__file__).parent / "data" / "bin"
@@ -115,7 +115,7 @@ def test_a_second_reference_makes_it_read() -> None:
     assert read_host_reads(memoryview(raw), [table]) == {table.offset: ()}  # type: ignore[attr-defined]
     # find `lea rsi, [rip+d]` whose target is the table's shadow: the one rsi lea of the
     # unit's registration callback
-    from cuwheel.read import hostrefs
+    from cuwheel.read.binary import hostrefs
 
     secs = hostrefs._sections(memoryview(raw))
     text = next(s for s in secs if s.name == ".text")

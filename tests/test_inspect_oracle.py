@@ -600,10 +600,10 @@ def test_wheel_directory_and_file_agree(
 def force_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tiny inflate / read pieces, a tiny trailing window, no kept ELF head: every member
     streams in many chunks and most structures need the second pass."""
-    import cuwheel.read.binary as binary_mod
-    import cuwheel.read.elf as elf_mod
-    import cuwheel.read.stream as stream_mod
-    import cuwheel.read.wheelfile as sources_mod
+    import cuwheel.read.binary.elf as elf_mod
+    import cuwheel.read.binary.sniff as binary_mod
+    import cuwheel.read.bytes.stream as stream_mod
+    import cuwheel.read.sources.wheelfile as sources_mod
 
     monkeypatch.setattr(sources_mod, "OUT_SIZE", 4096)
     monkeypatch.setattr(sources_mod, "READ_SIZE", 4096)
@@ -626,7 +626,7 @@ def test_streaming_really_streams(
 ) -> None:
     """The forced path takes more than one pass and many chunks (else the test above would
     only prove the resident path twice)."""
-    import cuwheel.read.binary as binary_mod
+    import cuwheel.read.binary.sniff as binary_mod
 
     force_streaming(monkeypatch)
     passes: list[int] = []

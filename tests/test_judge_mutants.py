@@ -14,6 +14,7 @@ import cuwheel
 from cuwheel import compat
 from cuwheel.checks.trains import LibraryTrain, wheel_release
 from cuwheel.compat import Verdict
+from cuwheel.errors import FatbinError
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import (
@@ -24,8 +25,9 @@ from cuwheel.model.inventory import (
     FatbinEntry,
     Toolkit,
 )
-from cuwheel.read.containers import Candidate, assign_containers
-from cuwheel.read.fatbin import FatbinError, decompress_prefix
+from cuwheel.read.device.candidate import Candidate
+from cuwheel.read.device.containers import assign_containers
+from cuwheel.read.device.fatbin import decompress_prefix
 from wheelfactory import make_wheel
 
 

@@ -1,6 +1,7 @@
-"""Entry kernels and their families (read/cubin.py entry_kernels, read/ptx.py ptx_entries,
-model/kernels.py): against cuobjdump -symbols, the PTX text cuobjdump prints, and c++filt,
-on nvcc-built fixtures (tests/data/build_kernels.sh) and on names copied from real wheels."""
+"""Entry kernels and their families (read/device/cubin.py entry_kernels,
+read/device/ptx.py ptx_entries, model/kernels.py): against cuobjdump -symbols, the PTX text
+cuobjdump prints, and c++filt, on nvcc-built fixtures (tests/data/build_kernels.sh) and on
+names copied from real wheels."""
 
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ from cuobjdump_oracle import find_cuobjdump, list_entry_kernels
 from cuwheel.cli import main
 from cuwheel.model.inventory import CodeKind
 from cuwheel.model.kernels import kernel_family
-from cuwheel.read import cubin as cubin_mod
-from cuwheel.read.cubin import entry_kernels, parse_cubin
-from cuwheel.read.ptx import ptx_entries
+from cuwheel.read.device import cubin as cubin_mod
+from cuwheel.read.device.cubin import entry_kernels, parse_cubin
+from cuwheel.read.device.ptx import ptx_entries
 from cuwheel.render.inspect_json import inventory_to_dict, load_schema
 
 BIN = Path(__file__).parent / "data" / "bin"

@@ -28,7 +28,7 @@ from wheelfactory import make_wheel
 
 
 def _anomalies(n: int) -> tuple[str, ...]:
-    from cuwheel.read.stream import Anomalies
+    from cuwheel.read.bytes.tables import Anomalies
 
     notes = Anomalies()
     for i in reversed(range(n)):  # added out of order: the kept ones are the first sorted
@@ -191,7 +191,7 @@ def test_index_page_size(size: int, refused: bool) -> None:
     assert project.error is None and project.files == (("x-1.0-py3-none-any.whl", 5),)
 
 
-# -- a wheel's WHEEL file: read when at most 1 MiB (read/sources.py, "a WHEEL file is a few
+# -- a wheel's WHEEL file: read when at most 1 MiB (read/sources/source.py, "a WHEEL file is a few
 # hundred bytes")
 
 

@@ -17,7 +17,7 @@ import binbuild
 from binbuild import PeSec
 from cuwheel import check_wheel
 from cuwheel.knowledge.nvidia_symbols import first_release_exporting
-from cuwheel.read.sources import read_path
+from cuwheel.read.sources.source import read_path
 from wheelfactory import make_wheel
 
 BIN = Path(__file__).parent / "data" / "bin"

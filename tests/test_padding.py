@@ -91,7 +91,7 @@ def test_aligned_fixture_equals_cuobjdump() -> None:
 
 def test_aligned_fixture_streamed_from_a_wheel(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import cuwheel.read.wheelfile as sources_mod
+    import cuwheel.read.sources.wheelfile as sources_mod
 
     monkeypatch.setattr(sources_mod, "OUT_SIZE", 1024)
     whl = wheelfactory.make_wheel(tmp_path, {"lib/align256.so": ALIGNED.read_bytes()})

@@ -21,8 +21,8 @@ from cuwheel.knowledge.platforms import (
     platform_record,
 )
 from cuwheel.plan import select
-from cuwheel.read.elf import ELF_MACHINES
-from cuwheel.read.pe import PE_MACHINES
+from cuwheel.read.binary.elf import ELF_MACHINES
+from cuwheel.read.binary.pe import PE_MACHINES
 from cuwheel.toolkit import assemble
 
 PLATFORMS = load_platforms().platforms

@@ -21,7 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
 import cuwheel.read.schedule as api_mod
-import cuwheel.read.sources as sources_mod
+import cuwheel.read.sources.source as sources_mod
 import wheelfactory
 from cuwheel.cli import main
 from cuwheel.read.inspect import iter_inspect

@@ -1,4 +1,4 @@
-"""A statically linked CUDA runtime (read/elf.py STATIC_CUDART, rules/runtime.py
+"""A statically linked CUDA runtime (read/binary/elf.py STATIC_CUDART, rules/runtime.py
 package_major, rules/rollup.py judge_wheel): libcudart_static leaves its shared-memory name
 format ("/cudart.shm.") in .rodata, stripped or not, and no libcudart.so in DT_NEEDED.  The
 module then needs its CUDA major's minor-version-compatibility driver floor, and so does

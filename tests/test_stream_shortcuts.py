@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import cuwheel
-import cuwheel.read.binary as binary_mod
-import cuwheel.read.wheelfile as sources_mod
+import cuwheel.read.binary.sniff as binary_mod
+import cuwheel.read.sources.wheelfile as sources_mod
+from cuwheel.read.device.fatbin import CONTAINER_SIGNATURE
 from wheelfactory import make_wheel
 
 BIN = Path(__file__).parent / "data" / "bin"
@@ -98,7 +99,7 @@ def test_searching_a_file_on_disk_reads_each_byte_about_once(
 ) -> None:
     """cuFFT keeps 18,227 containers in .data: the search must not re-read the section
     from each hit onwards (that once cost 13 s of system time)."""
-    import cuwheel.read.stream as stream
+    import cuwheel.read.bytes.stream as stream
 
     sig = b"\x50\xed\x55\xba\x01\x00\x10\x00"
     blob = (sig + bytes(56)) * 5000 + sig  # a signature every 64 bytes, one at the end
@@ -114,7 +115,7 @@ def test_searching_a_file_on_disk_reads_each_byte_about_once(
 
     monkeypatch.setattr(stream.os, "pread", counting_pread)
     with open(path, "rb") as f:
-        scan = stream.Scan(len(blob))
+        scan = stream.Scan(len(blob), signature=CONTAINER_SIGNATURE)
         scan.feed(stream.FileBuffer(f.fileno(), len(blob)))
         hits = scan.find_signatures(0, len(blob))
     assert hits == [64 * i for i in range(5001)]

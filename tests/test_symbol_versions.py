@@ -20,7 +20,7 @@ import pytest
 
 from cuwheel import inspect
 from cuwheel.model.inventory import Binary, UndefinedSymbol, VersionNeed
-from cuwheel.read import elf as elfmod
+from cuwheel.read.binary import elfsyms
 from wheelfactory import make_wheel
 
 BIN = Path(__file__).parent / "data" / "bin"
@@ -148,29 +148,29 @@ def test_verneed_cycle_and_huge_count_are_bounded() -> None:
     """vn_next and vna_next pointing at themselves cannot loop (a zero next offset ends a
     chain, offsets only go forward); a huge sh_info is cut at the record budget."""
     data = bytearray((BIN / "tag_cxx.so").read_bytes())
-    hdr, off, _size = _section(bytes(data), elfmod.SHT_GNU_VERNEED)
+    hdr, off, _size = _section(bytes(data), elfsyms.SHT_GNU_VERNEED)
     struct.pack_into("<I", data, hdr + 0x2C, 0xFFFFFFFF)  # sh_info: 4 billion entries
     # first entry: vn_cnt huge, vna_next of its first aux = 0 would end; make vn_next 0x10
     # so that entries overlap their own aux records
     struct.pack_into("<H", data, off + 2, 0xFFFF)
     struct.pack_into("<I", data, off + 12, 16)
-    from cuwheel.read.binary import read_binary
+    from cuwheel.read.binary.sniff import read_binary
 
     def chunks() -> Any:
         yield bytes(data)
 
     (b,) = read_binary("x.so", len(data), chunks, "elf")
     assert any("version_r" in a for a in b.anomalies), b.anomalies
-    assert len(b.version_needs) <= elfmod.MAX_VERSION_RECORDS
+    assert len(b.version_needs) <= elfsyms.MAX_VERSION_RECORDS
 
 
 def test_version_index_without_a_version_is_an_anomaly() -> None:
     data = bytearray((BIN / "tag_memcpy214.so").read_bytes())
-    _hdr, off, size = _section(bytes(data), elfmod.SHT_GNU_VERSYM)
+    _hdr, off, size = _section(bytes(data), elfsyms.SHT_GNU_VERSYM)
     for i in range(0, size, 2):
         if struct.unpack_from("<H", data, off + i)[0] > 1:
             struct.pack_into("<H", data, off + i, 0x7777)
-    from cuwheel.read.binary import read_binary
+    from cuwheel.read.binary.sniff import read_binary
 
     (b,) = read_binary("x.so", len(data), lambda: iter([bytes(data)]), "elf")
     assert any("version index 30583" in a for a in b.anomalies), b.anomalies

@@ -238,7 +238,7 @@ GADGETS = [
     ("cuwheel.knowledge._cache", "os"), ("cuwheel.knowledge.catalog", "build_catalog"),
     ("cuwheel.model.inventory", "Binary.__init__"), ("cuwheel.knowledge", "_cache"),
     ("copyreg", "__newobj__"), ("copyreg", "add_extension"), ("pickle", "loads"),
-    ("cuwheel.read.installed", "find"), ("cuwheel", "inspect"), ("io", "open"),
+    ("cuwheel.read.sources.installed", "find"), ("cuwheel", "inspect"), ("io", "open"),
     ("codecs", "open"), ("functools", "partial"), ("operator", "attrgetter"),
 ]
 

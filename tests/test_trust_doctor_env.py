@@ -1,5 +1,5 @@
 """Trust boundaries of doctor's environment (issue 31): a hostile site-packages is read by
-the one reader of installed distributions (read/installed.py) and every file of it through
+the one reader of installed distributions (read/sources/installed.py) and every file of it through
 the one opener (cuwheel._paths.open_untrusted), so a FIFO, a 3 GiB sparse METADATA, a
 3M-row RECORD, Latin-1 bytes, a link loop or a RECORD row that leads out is a problem of
 that distribution, never a hang, a MemoryError, a traceback or a library outside the site

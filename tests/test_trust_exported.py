@@ -24,8 +24,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import ptebuild
-from cuwheel.read import artifacts, executorch
-from cuwheel.read.artifacts import read_artifact
+from cuwheel.read.artifacts import executorch
+from cuwheel.read.artifacts import programs as artifacts
+from cuwheel.read.artifacts.programs import read_artifact
 
 SRC = Path(os.environ.get("CW_TEST_SRC") or Path(__file__).resolve().parent.parent / "src")
 BIN = Path(__file__).parent / "data" / "bin"
@@ -34,13 +35,13 @@ SO = (BIN / "sm80.so").read_bytes()
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real = artifacts._read_bytes
+    real = executorch.read_bytes
 
     def counted(display: str, data: bytes) -> tuple[list, list]:
         calls.append(display)
         return real(display, data)
 
-    monkeypatch.setattr(artifacts, "_read_bytes", counted)
+    monkeypatch.setattr(executorch, "read_bytes", counted)
     return calls
 
 
@@ -60,7 +61,7 @@ def test_one_segment_under_2000_names_is_read_once(tmp_path: Path,
 _CHILD = r"""
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-from cuwheel.read.artifacts import read_artifact
+from cuwheel.read.artifacts.programs import read_artifact
 src = read_artifact(sys.argv[1])
 print(json.dumps({"problems": [p.message for p in src.problems],
                   "meta": [list(m) for m in src.artifact.metadata]}))
@@ -194,7 +195,7 @@ def test_a_fifo_in_a_triton_cache_is_not_waited_on(tmp_path: Path) -> None:
     (d / "k.cubin").write_bytes((BIN / "k90.cubin").read_bytes())
     (d / "k.json").write_text("{}")
     os.mkfifo(d / "x.json")
-    code = ("import sys; from cuwheel.read.artifacts import read_artifact; "
+    code = ("import sys; from cuwheel.read.artifacts.programs import read_artifact; "
             "read_artifact(sys.argv[1])")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "cache")],
                           capture_output=True, text=True, timeout=60, check=False,

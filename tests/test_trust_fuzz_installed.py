@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).parent))
 import ptebuild
 from cuwheel.doctor import read_environment
-from cuwheel.read import installed
-from cuwheel.read.artifacts import read_artifact
+from cuwheel.read.artifacts.programs import read_artifact
+from cuwheel.read.sources import installed
 
 SETTINGS = settings(max_examples=int(os.environ.get("CUWHEEL_TRUST_FUZZ", "40")),
                     deadline=None,

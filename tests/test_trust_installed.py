@@ -1,5 +1,5 @@
 """Trust boundaries of installed distributions (`inspect --dist`, `check --dist`,
-read/installed.py): a RECORD row or a link that leads out of site-packages is never
+read/sources/installed.py): a RECORD row or a link that leads out of site-packages is never
 opened, and METADATA / RECORD / WHEEL are read bounded (a FIFO or an oversized file is a
 problem, not a hang or an allocation)."""
 
@@ -13,8 +13,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
-from cuwheel.read import installed
 from cuwheel.read.inspect import installed_source
+from cuwheel.read.sources import installed
 
 BIN = Path(__file__).parent / "data" / "bin"
 

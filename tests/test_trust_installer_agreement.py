@@ -1,7 +1,7 @@
 """Differential test: the files cuwheel reads from a wheel are the files an installer
 writes.  Wheels with generated member names (``.`` and empty components, a file where
 another member needs a directory) are installed with PyPA's ``installer`` and read with
-:class:`cuwheel.read.sources.WheelFile`: the installer succeeds exactly when cuwheel finds
+:class:`cuwheel.read.sources.source.WheelFile`: the installer succeeds exactly when cuwheel finds
 no install clash, and then every installed file has the bytes cuwheel read for its path."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from installer import install
 from installer.destinations import SchemeDictionaryDestination
 from installer.sources import WheelFile as InstallerWheel
 
-from cuwheel.read.sources import WheelFile, installed_path
+from cuwheel.read.sources.wheelfile import WheelFile
+from cuwheel.read.sources.zipdir import installed_path
 
 DIST_INFO = "p-1.0.dist-info"
 SEGMENTS = st.sampled_from(["z", "y", "lib.so", ".", ""])

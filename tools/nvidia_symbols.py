@@ -61,7 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
 from cuwheel.knowledge.nvidia_symbols import release_suffix  # noqa: E402
-from cuwheel.read.sources import WheelSource, read_source  # noqa: E402
+from cuwheel.read.sources.source import WheelSource, read_source  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "src", "cuwheel", "data", "nvidia_symbols.toml")
 INDEX = "https://pypi.org/simple/{}/"

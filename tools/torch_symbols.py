@@ -1,13 +1,13 @@
 """Record what torch's own libraries export, per release and platform, from PyPI's wheels.
 
 Reads each wheel by HTTP range requests: the zip's end records and central directory
-(cuwheel.read.zipdir), then each library member of ``torch/lib`` inflated front to back
-(cuwheel.read.inflate) only as far as its dynamic symbol table:
+(cuwheel.read.sources.zipdir), then each library member of ``torch/lib`` inflated front to back
+(cuwheel.read.sources.inflate) only as far as its dynamic symbol table:
 
 * ELF (System V gABI): the ELF and program headers are at the front; ``.dynsym`` and
   ``.dynstr`` follow the notes in the first PT_LOAD (GNU ld: ``.gnu.hash`` first, its
   chains give the symbol count; gold / this layout: ``.dynsym`` first, ended by the first
-  entry that is not a symbol).  The names are decoded by cuwheel.read.elfsyms.  The
+  entry that is not a symbol).  The names are decoded by cuwheel.read.binary.elfsyms.  The
   section headers are at the end of the file, so ``--verify`` streams a member whole and
   compares with cuwheel's own ELF reader;
 * PE (Microsoft PE format): cuwheel's PeReader on a streamed Scan, stopped as soon as
@@ -38,12 +38,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from cuwheel.read.elfsyms import dynamic_symbols
-from cuwheel.read.inflate import decoder
-from cuwheel.read.pe import PeReader
-from cuwheel.read.stream import Scan
-from cuwheel.read.tables import Anomalies, NameBudget, StringTable
-from cuwheel.read.zipdir import DEFAULT_LIMITS, LOCAL, read_central_directory
+from cuwheel.read.binary.elfsyms import dynamic_symbols
+from cuwheel.read.binary.pe import PeReader
+from cuwheel.read.bytes.stream import Scan
+from cuwheel.read.bytes.tables import Anomalies, NameBudget, StringTable
+from cuwheel.read.sources.inflate import decoder
+from cuwheel.read.sources.zipdir import DEFAULT_LIMITS, LOCAL, read_central_directory
 
 INDEX = "https://pypi.org/simple/torch/"
 PLATFORMS = {"linux-x86_64": r"manylinux\w*_x86_64", "linux-aarch64": r"manylinux\w*_aarch64",

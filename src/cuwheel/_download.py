@@ -100,7 +100,7 @@ def read_small(url: str, limit: int, *, allow_file: bool = False,
     """The whole body of a small document (a manifest): at most ``limit`` bytes, else a
     DownloadError."""
     if _scheme(url, allow_file) == "file":
-        from cuwheel.read.sources import open_regular
+        from cuwheel.read.sources.files import open_regular
 
         try:
             with open_regular(_file_path(url)) as fh:
@@ -149,7 +149,7 @@ def download(
     complete = True
     try:
         if scheme == "file":
-            from cuwheel.read.sources import open_regular
+            from cuwheel.read.sources.files import open_regular
 
             try:
                 src = open_regular(_file_path(url))

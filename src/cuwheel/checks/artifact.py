@@ -1,6 +1,6 @@
 """The artifact checks (ART): an exported program judged beside the wheel it runs with
 (``cuwheel check WHEEL --artifact FILE``; docs/artifacts.md).  The artifact's facts come
-from read/artifacts.py, the shared judgments (GPUs it runs on, host ISA levels) from
+from read/artifacts/programs.py, the shared judgments (GPUs it runs on, host ISA levels) from
 rules/artifact.py; this module only compares them with the wheel's report."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from cuwheel.model.arch import Arch
 from cuwheel.model.artifact import ArtifactFacts
 from cuwheel.model.inventory import CodeKind, Source
 from cuwheel.rules.artifact import code_archs, covers, isa_needs
+from cuwheel.rules.artifact_train import artifact_train
 
 __all__ = ["CPU_LEVELS", "artifact_findings", "artifact_summary", "check_artifact"]
 
@@ -57,7 +58,7 @@ def _code_text(artifact: Source) -> str:
 def artifact_summary(artifact: Source) -> str:
     """One line: what the artifact is, its train and what decided it."""
     facts = _facts(artifact)
-    train = facts.train
+    train = artifact_train(artifact)
     what = (f"CUDA {train.train} ({train.source}: {train.where})" if train
             else "no CUDA train recorded")
     return f"artifact {artifact.path}: {facts.label}, {what}; device code: {_code_text(artifact)}"
@@ -97,7 +98,7 @@ def artifact_findings(
         first = artifact.problems[0]
         more = f" (and {len(artifact.problems) - 1} more)" if len(artifact.problems) > 1 else ""
         add("ART008", f"{first}{more}")
-    train = facts.train
+    train = artifact_train(artifact)
     if train is None:
         add("ART006", f"nothing in the {facts.label} names a CUDA train")
     elif report.train != "cpu":

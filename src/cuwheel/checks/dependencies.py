@@ -9,11 +9,11 @@ from __future__ import annotations
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from cuwheel.checks._libs import cuda_links
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Declared, Lib
 from cuwheel.checks.findings import Finding
 from cuwheel.knowledge import catalog
+from cuwheel.knowledge.linkage import cuda_links
 from cuwheel.model.inventory import BuildRecord
 
 __all__ = [
@@ -80,7 +80,7 @@ def _declared_cuda(ctx: CheckContext) -> list[Finding]:
         major = ctx.train_of(lib).major
         if major is None:
             continue
-        for name, comps in cuda_links(ctx, lib):
+        for name, comps in cuda_links(lib.binary.needed, ctx.os):
             if not any(c.major == major for c in comps):
                 continue  # another major: TAG004
             if ctx.ships(name):
@@ -114,7 +114,7 @@ def _declared_cuda(ctx: CheckContext) -> list[Finding]:
                     Severity.INFO if ctx.optional(lib) else None,
                 ))  # fmt: skip
                 continue
-        for name, _ in cuda_links(ctx, lib):
+        for name, _ in cuda_links(lib.binary.needed, ctx.os):
             for d in ctx.declared:
                 for c in d.components:
                     if c.ships(name, ctx.os):
@@ -233,7 +233,7 @@ def check_carried_majors(ctx: CheckContext) -> list[Finding]:
         major = ctx.train_of(lib).major
         if major is None:
             continue
-        for name, comps in cuda_links(ctx, lib):
+        for name, comps in cuda_links(lib.binary.needed, ctx.os):
             if not any(c.major == major for c in comps) or ctx.ships(name) is not None:
                 continue
             if any(

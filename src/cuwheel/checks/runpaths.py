@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import posixpath
 
-from cuwheel.checks._libs import cuda_links
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.dependencies import provider
 from cuwheel.checks.findings import Finding
+from cuwheel.knowledge.linkage import cuda_links
 
 __all__ = ["check_runpaths", "resolve_origin", "search_path"]
 
@@ -67,7 +67,7 @@ def check_runpaths(ctx: CheckContext) -> list[Finding]:
         if ctx.is_cpu or major is None or lib.installed is None:
             continue
         resolved = {r for e in entries if (r := resolve_origin(e, lib.installed)) is not None}
-        for name, comps in cuda_links(ctx, lib):
+        for name, comps in cuda_links(lib.binary.needed, ctx.os):
             if not any(c.major == major for c in comps):
                 continue
             shipped = ctx.ships(name)

@@ -159,7 +159,7 @@ def _wheels(targets: list[str]) -> list[str]:
 def _with_binaries() -> list[str]:
     """The distributions of this environment with a file a binary could be (an ELF or PE
     extension): checking the pure-Python ones would only say that nothing was read."""
-    from cuwheel.read.installed import distributions
+    from cuwheel.read.sources.installed import distributions
 
     names: dict[str, str] = {}
     for d in distributions():  # the one bounded reader (docs/trust.md)
@@ -176,7 +176,7 @@ _BINARY = re.compile(r"\.(so(\.[0-9.]+)?|pyd|dll|a|cubin|fatbin)$")
 
 def _artifact(path: str) -> Source:
     """An artifact read whole; a path that is not there is bad input (exit 2)."""
-    from cuwheel.read.artifacts import read_artifact
+    from cuwheel.read.artifacts.programs import read_artifact
 
     if not os.path.exists(path):
         raise InputError(path, "no such file or directory")

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, info, write_output
 
-__all__ = ["register", "targets_of"]
+__all__ = ["register", "targets_of", "text_width"]
 
 
 def register(subparsers: Any) -> None:
@@ -50,6 +51,12 @@ def register(subparsers: Any) -> None:
                         "library of the process")  # fmt: skip
     add_output(p, ("text", "json"))
     p.set_defaults(handler=_run)
+
+
+def text_width() -> int:
+    """The width doctor's and explain's text answers wrap to: the terminal's (COLUMNS),
+    60 to 120."""
+    return max(60, min(120, shutil.get_terminal_size((100, 24)).columns - 1))
 
 
 def targets_of(args: argparse.Namespace) -> list[Any]:
@@ -105,7 +112,6 @@ def _run(args: argparse.Namespace) -> int:
         write_output(args, doctor_json(diagnosis, None if text is None else
                                        diagnosis_json(text, blames)))  # fmt: skip
     else:
-        from cuwheel.cli._explain import text_width
         from cuwheel.render.diagnosis import diagnosis_lines
         from cuwheel.render.escape import escape_lines
 

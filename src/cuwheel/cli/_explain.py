@@ -8,16 +8,16 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import sys
 from typing import TYPE_CHECKING, Any
 
 from cuwheel.cli._common import add_output, write_output
+from cuwheel.cli._doctor import targets_of, text_width
 
 if TYPE_CHECKING:
     from cuwheel.checks.codes import Code
 
-__all__ = ["register", "text_width"]
+__all__ = ["register"]
 
 # A code or a prefix of one (DC001, dep0, TAG): anything else is error text.
 _CODE_LIKE = re.compile(r"\s*[A-Za-z]{1,8}[0-9]{0,3}\s*")
@@ -55,11 +55,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=_run)
 
 
-def text_width() -> int:
-    """The width text answers wrap to: the terminal's (COLUMNS), 60 to 120."""
-    return max(60, min(120, shutil.get_terminal_size((100, 24)).columns - 1))
-
-
 def _machine(args: argparse.Namespace) -> tuple[Any, Any]:
     """(environment, doctor's diagnosis or None) for --path [--gpu/--cc/--driver]."""
     if not args.path:
@@ -73,8 +68,6 @@ def _machine(args: argparse.Namespace) -> tuple[Any, Any]:
     env = read_environment(args.path)
     if not (args.gpu or args.cc or args.driver):
         return env, None
-    from cuwheel.cli._doctor import targets_of
-
     ctx = SearchContext.from_environ(dict(os.environ), read_ld_cache("/etc/ld.so.cache"))
     return env, diagnose(env, targets_of(args), ctx)
 

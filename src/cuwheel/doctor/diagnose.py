@@ -119,7 +119,7 @@ class Diagnosis:
 def read_file_binary(path: str) -> Binary | None:
     """A library outside the environment (LD_LIBRARY_PATH, the ld.so cache), read for its
     linkage only; None when it is not a binary cuwheel reads."""
-    from cuwheel.read.sources import read_path
+    from cuwheel.read.sources.source import read_path
 
     binaries, _, _ = read_path(path, payload="none")
     return next((b for b in binaries if b.format in BINARY_FORMATS), None)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from cuwheel._paths import decode_text, read_untrusted
 from cuwheel.model.inventory import Binary, Problem
-from cuwheel.read.installed import distributions, site_dirs
+from cuwheel.read.sources.installed import distributions, site_dirs
 
 __all__ = ["Distribution", "Environment", "read_environment", "torch_cuda_version"]
 
@@ -132,7 +132,7 @@ def read_environment(
 ) -> Environment:
     """The distributions installed in ``sites`` (default: this interpreter's sys.path),
     the first of each name winning as imports do, read by the one reader of installed
-    distributions (cuwheel.read.installed: bounded, RECORD rows inside the site only); the
+    distributions (cuwheel.read.sources.installed: bounded, RECORD rows inside the site only); the
     binaries of every one (of ``only``, when given, by distribution name) are read."""
     from cuwheel.read.inspect import inspect
 

@@ -81,7 +81,6 @@ __all__ = [
     "is_cuda_library",
     "is_driver_library",
     "load_catalog",
-    "min_driver_for_ptx_isa",
     "minor_compat_floor",
     "parse_version",
     "platform",
@@ -328,14 +327,6 @@ def releases_supporting(arch: Arch) -> tuple[Release, ...]:
 
 def release_for_ptx_isa(isa: str | tuple[int, int]) -> Release | None:
     return load_catalog().release_for_ptx_isa(isa)
-
-
-def min_driver_for_ptx_isa(isa: str | tuple[int, int], os: str = "linux") -> str | None:
-    """Minimum driver that can JIT PTX of ``isa`` on ``os``; None when unknown."""
-    r = release_for_ptx_isa(isa)
-    if r is None:
-        return None
-    return r.min_driver(os)
 
 
 def minor_compat_floor(major: int) -> MinorCompat | None:

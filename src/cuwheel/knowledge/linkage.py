@@ -1,15 +1,18 @@
-"""Which CUDA major a binary is tied to by what it links, a lookup in the catalog's
-library table (docs/compat.md#driver-gates).  Readers ask it for an artifact's train
-evidence and the driver rules for the runtime floor; it sits here, below both, so that
-neither imports the other."""
+"""What a binary's links say, looked up in the catalog's library table
+(docs/compat.md#driver-gates): which linked names are CUDA libraries, and which CUDA major
+they tie the binary to.  The readers hand on the names; the rules (the runtime floor, an
+artifact's train evidence), the checks and doctor ask here."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from cuwheel.knowledge import catalog
+from cuwheel.knowledge.catalog import Component
 from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
 
-__all__ = ["binary_os", "runtime_majors"]
+__all__ = ["binary_os", "cuda_links", "runtime_majors"]
 
 
 def binary_os(binary: Binary) -> str:
@@ -31,3 +34,16 @@ def runtime_majors(binary: Binary) -> tuple[tuple[int, str], ...]:
         if len(majors) == 1:
             out.append((majors.pop(), name))
     return tuple(dict.fromkeys(out))
+
+
+def cuda_links(
+    names: Iterable[str], os: str | None
+) -> list[tuple[str, tuple[Component, ...]]]:
+    """(linked name, catalog components that ship it on ``os``) for the names that are CUDA
+    libraries."""
+    out = []
+    for name in names:
+        comps = catalog.find_library(name, os=os)
+        if comps:
+            out.append((name, comps))
+    return out

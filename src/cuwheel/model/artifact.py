@@ -1,6 +1,7 @@
 """What an exported program or other device-code artifact records about itself (facts read
-by read/artifacts.py; judged by checks/artifact.py): its kind, the exporter's metadata, the
-evidence for its CUDA train, and the host it was built for (docs/artifacts.md)."""
+by read/artifacts/; its train judged by rules/artifact_train.py, checked by
+checks/artifact.py): its kind, the exporter's metadata, the evidence for its CUDA train it
+records, and the host it was built for (docs/artifacts.md)."""
 
 from __future__ import annotations
 
@@ -43,8 +44,9 @@ class ArtifactFacts:
 
     kind: str  # a key of KINDS
     metadata: tuple[tuple[str, str], ...] = ()  # e.g. AOTI_CPU_ISA, AOTI_COMPUTE_CAPABILITY
+    # What names its train that the reader found recorded in it (build paths); its binaries'
+    # evidence, and the train all of it names: cuwheel.rules.artifact_train.
     evidence: tuple[TrainEvidence, ...] = ()
-    runtime_imported: bool = False  # imports cuda* runtime symbols without linking cudart
     host_machine: str | None = None  # from its host binaries, when they agree
     host_format: str | None = None  # "elf" / "pe" of its host binaries, when they agree
     notes: tuple[str, ...] = ()
@@ -56,26 +58,6 @@ class ArtifactFacts:
     def meta(self, key: str) -> tuple[str, ...]:
         """Every distinct value recorded under ``key``."""
         return tuple(dict.fromkeys(v for k, v in self.metadata if k == key))
-
-    @property
-    def train(self) -> TrainEvidence | None:
-        """The train that the strongest class of evidence names (the newest where one
-        class names several); a major-only finding borrows the minor of weaker evidence
-        of the same major."""
-        for cls in EVIDENCE_ORDER:
-            found = [e for e in self.evidence if e.source == cls]
-            if not found:
-                continue
-            best = max(found, key=lambda e: (e.major, e.minor if e.minor is not None else -1))
-            if best.minor is None:
-                weaker = [e for e in self.evidence
-                          if e.major == best.major and e.minor is not None]
-                if weaker:
-                    w = max(weaker, key=lambda e: e.minor or 0)
-                    return TrainEvidence(best.source, best.major, w.minor,
-                                         f"{best.where}; minor from {w.source}: {w.where}")
-            return best
-        return None
 
     @property
     def cpu_isa(self) -> tuple[str, ...]:

@@ -124,7 +124,7 @@ class FatbinContainer:
     # line's -arch, for -rdc code the linked image.  None when no record names it.
     device_link: bool | None = None
     # Of a kernel-less container's device variables, those the host code takes the
-    # address of besides registering them (read/hostrefs.py): () when it reads none, None
+    # address of besides registering them (read/binary/hostrefs.py): () when it reads none, None
     # where that was not determined (containers with kernels, other machines than x86-64).
     host_reads: tuple[str, ...] | None = None
 

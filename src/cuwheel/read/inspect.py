@@ -1,7 +1,7 @@
 """The public entry points: ``inspect(targets) -> Inventory`` and ``iter_inspect``, which
 yields each target's result as soon as it is read.  The scheduler under both is
-schedule.py; wheels and directories are read through sources.py, installed
-distributions through installed.py.
+schedule.py; wheels and directories are read through read/sources/source.py, installed
+distributions through read/sources/installed.py.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from cuwheel.model.inventory import Inventory, Source
+from cuwheel.read.device.payloads import PAYLOAD_MODES, PayloadMode
 from cuwheel.read.schedule import Finish, Progress, Run, T, default_workers, keep_source
-from cuwheel.read.sources import DEFAULT_LIMITS, Limits
+from cuwheel.read.sources.zipdir import DEFAULT_LIMITS, Limits
 
-__all__ = ["Progress", "inspect", "installed_source", "iter_inspect"]
+__all__ = ["inspect", "installed_source", "iter_inspect"]
 
 
 def inspect(
@@ -42,9 +43,9 @@ def inspect(
     for a reading that never shows them: decoding tens of thousands of C++ names is most
     of the time of a large library (bench/bench_startup.py).
     """
-    from cuwheel.read.elfsyms import exports_read
+    from cuwheel.read.binary.elfsyms import exports_read
 
-    _check_payload(payload)
+    mode = _check_payload(payload)
     if isinstance(targets, (str, os.PathLike)):
         targets = [targets]
     paths = [os.fspath(t) for t in targets]
@@ -56,7 +57,7 @@ def inspect(
     sources = [s for s in found if s is not None]
     names = list(dists)
     # only here: the installed-distribution reader costs start-up time
-    from cuwheel.read.installed import dist_source, installed_names
+    from cuwheel.read.sources.installed import dist_source, installed_names
 
     if env:
         seen = set()
@@ -65,15 +66,16 @@ def inspect(
                 seen.add(n.lower())
                 names.append(n)
     for name in names:
-        sources.append(dist_source(name, payload))
+        sources.append(dist_source(name, mode))
     return Inventory(tuple(sources))
 
 
-def _check_payload(payload: str) -> None:
-    from cuwheel.read.payloads import PAYLOAD_MODES
-
-    if payload not in PAYLOAD_MODES:
-        raise ValueError(f"payload must be one of {', '.join(PAYLOAD_MODES)}, not {payload!r}")
+def _check_payload(payload: str) -> PayloadMode:
+    """``payload`` as a mode; ValueError when it names none."""
+    for mode in PAYLOAD_MODES:
+        if payload == mode:
+            return mode
+    raise ValueError(f"payload must be one of {', '.join(PAYLOAD_MODES)}, not {payload!r}")
 
 
 def iter_inspect(
@@ -94,15 +96,15 @@ def iter_inspect(
     ``workers``: processes (default: every CPU this process may use); 1 reads
     everything in this process.
     """
-    _check_payload(payload)
+    mode = _check_payload(payload)
     run = Run(list(targets), default_workers() if workers is None else workers, limits,
-              progress, payload, finish, list(tags) if tags is not None else None)
+              progress, mode, finish, list(tags) if tags is not None else None)
     return run.results()
 
 
 def installed_source(name: str, payload: str = "sample") -> Source:
     """An installed distribution read as the wheel it was installed from (see
-    :func:`cuwheel.read.installed.installed_source`); InputError when not installed."""
-    from cuwheel.read.installed import installed_source as read
+    :func:`cuwheel.read.sources.installed.installed_source`); InputError when not installed."""
+    from cuwheel.read.sources.installed import installed_source as read
 
-    return read(name, payload)
+    return read(name, _check_payload(payload))

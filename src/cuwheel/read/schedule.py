@@ -16,14 +16,24 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import os
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cuwheel.errors import InputError
-from cuwheel.model.inventory import Binary, Problem, Source
-from cuwheel.read.sources import DirectorySource, Limits, Plan, WheelSource
-from cuwheel.read.targets import classify, read_target
+from cuwheel.model.inventory import Problem, Source
+from cuwheel.read.device.payloads import PayloadMode
+from cuwheel.read.items import (
+    FinishItem,
+    Item,
+    MembersItem,
+    Parts,
+    WholeItem,
+    open_wheels,
+    run_item,
+)
+from cuwheel.read.sources.source import Plan, WheelSource
+from cuwheel.read.sources.zipdir import Limits
+from cuwheel.read.targets import classify
 from cuwheel.read.workers import stop_pool, worker_init
 
 if TYPE_CHECKING:
@@ -36,7 +46,6 @@ __all__ = [
     "cpu_count",
     "default_workers",
     "keep_source",
-    "run_item",
 ]
 
 # Called as progress(label, done, total) with byte counts; never required.
@@ -55,9 +64,8 @@ _PARALLEL_THRESHOLD = 64 << 20
 # that results do not pile up.
 _IN_FLIGHT = 2
 # Big wheels the parent keeps open for forked workers to inherit (their central
-# directories already read); each worker keeps up to _WORKER_WHEELS more of its own.
+# directories already read); each worker keeps a few more of its own (items.py).
 _INHERIT = 16
-_WORKER_WHEELS = 8
 # What a whole-wheel item is assumed to inflate to, per byte on disk (for ordering only).
 _WHEEL_RATIO = 2
 # A wheel's own finishing item (a ``finish`` run on its assembled Source) goes first.
@@ -79,13 +87,6 @@ def default_workers() -> int:
     return cpu_count()
 
 
-# -- work items ---------------------------------------------------------------------------
-# ("whole", i, path, kind): the target read in one piece -> finish(Source)
-# ("members", i, path, kind, names): members of a wheel ("zip") or files of a directory
-#   ("dir") -> [(name, binaries, problems)]
-# ("finish", i, source): finish(source) of a target read in parts
-Item = tuple[Any, ...]
-_Parts = list[tuple[str, list[Binary], list[Problem]]]
 
 
 @dataclasses.dataclass
@@ -101,7 +102,7 @@ class _Parted:
     files_seen: int
     left: int  # items not yet done
     size: int  # bytes, for progress
-    parts: _Parts = dataclasses.field(default_factory=list)
+    parts: Parts = dataclasses.field(default_factory=list)
     done: int = 0
 
     def source(self) -> Source:
@@ -125,7 +126,7 @@ class Run(Generic[T]):
         workers: int | None,
         limits: Limits,
         progress: Progress | None,
-        payload: str,
+        payload: PayloadMode,
         finish: Finish[T],
         tags: list[Any] | None,
     ) -> None:
@@ -173,19 +174,19 @@ class Run(Generic[T]):
                 for cost, item in planned:
                     items.append((-group, -cost, len(items), item))
             workers = min(self.workers, len(items), cpu_count())
-            _open_wheels.update(self.opened)
+            open_wheels.update(self.opened)
             if not parallel or workers <= 1:
                 # In target order, each finished before the next starts (streaming).
-                items.sort(key=lambda t: t[3][1])
+                items.sort(key=lambda t: t[3].target)
                 for _, _, _, item in items:
                     yield from self._done(item, run_item(item, self.limits, self.payload,
-                                                         self.finish, self.tag(item[1])))
+                                                         self.finish, self.tag(item.target)))
                 return
             heapq.heapify(items)
             yield from self._pool(items, workers)
         finally:
             for path, wf in self.opened.items():
-                _open_wheels.pop(path, None)
+                open_wheels.pop(path, None)
                 wf.close()
             self.opened.clear()
 
@@ -197,11 +198,11 @@ class Run(Generic[T]):
         if kind == "dir":
             plan: Plan = what
             if not parallel or len(plan.members) < 2:
-                return [(sum(s for _, s in plan.members) or 1, ("whole", i, path, kind))]
+                return [(sum(s for _, s in plan.members) or 1, WholeItem(i, path, kind))]
             return self._parts(i, kind, "directory", plan)
         if kind in ("file", "artifact") or not parallel or what * 2 < _PARALLEL_THRESHOLD:
             cost = what * (_WHEEL_RATIO if kind == "zip" else 1)
-            return [(cost or 1, ("whole", i, path, kind))]
+            return [(cost or 1, WholeItem(i, path, kind))]
         # A big wheel: cut into member items.
         try:
             src = WheelSource(path, self.limits)
@@ -228,8 +229,8 @@ class Run(Generic[T]):
         self.parted[i] = _Parted(source_kind, path, plan.info, plan.problems, order,
                                  dict(members), len(members), max(1, len(groups)),
                                  sum(s for _, s in members))
-        return [(sum(s for _, s in g) or 1, ("members", i, path, kind, [n for n, _ in g]))
-                for g in groups] or [(1, ("members", i, path, kind, []))]
+        return [(sum(s for _, s in g) or 1, MembersItem(i, path, kind, [n for n, _ in g]))
+                for g in groups] or [(1, MembersItem(i, path, kind, []))]
 
     # -- results -----------------------------------------------------------------------
     def _done(self, item: Item, result: Any) -> Iterator[tuple[int, T]]:
@@ -237,9 +238,9 @@ class Run(Generic[T]):
         ready, fin = self._settle(item, result)
         yield from ready
         if fin is not None:
-            yield fin[1], self.finish(fin[2], self.tag(fin[1]))
+            yield fin.target, self.finish(fin.source, self.tag(fin.target))
 
-    def _settle(self, item: Item, result: Any) -> tuple[list[tuple[int, T]], Item | None]:
+    def _settle(self, item: Item, result: Any) -> tuple[list[tuple[int, T]], FinishItem | None]:
         """Take an item's result: the targets' results it makes ready, and the item that
         finishes a target read in parts (run by a worker unless ``finish`` is keep_source)."""
         out = self._take(item, result)
@@ -250,14 +251,14 @@ class Run(Generic[T]):
             return [(i, result)], None
         if self.finish is keep_source:
             return [(i, self.finish(src, self.tag(i)))], None
-        return [], ("finish", i, src)
+        return [], FinishItem(i, src)
 
     def _take(self, item: Item, result: Any) -> tuple[int, Source | None] | None:
         """(index, Source to finish) when ``item`` completes its target, (index, None)
         when ``result`` is the target's finished result, None while parts are missing."""
-        kind, i = item[0], item[1]
-        if kind in ("whole", "finish"):
-            if self.progress and kind == "whole":
+        i = item.target
+        if not isinstance(item, MembersItem):
+            if self.progress and isinstance(item, WholeItem):
                 size = self.sizes.get(i, 0)
                 self.progress(self.targets[i], size, size)
             return i, None
@@ -271,7 +272,7 @@ class Run(Generic[T]):
             return None
         del self.parted[i]
         if pend.kind == "wheel" and pend.path in self.opened:
-            _open_wheels.pop(pend.path, None)
+            open_wheels.pop(pend.path, None)
             self.opened.pop(pend.path).close()
         return i, pend.source()
 
@@ -284,7 +285,7 @@ class Run(Generic[T]):
 
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-        # Forked workers inherit the open wheels (_open_wheels: their central
+        # Forked workers inherit the open wheels (open_wheels: their central
         # directories already read; reads use pread, so sharing a descriptor is safe).
         pool = _executor_class()(max_workers=workers, mp_context=ctx,
                                  initializer=worker_init, initargs=(os.getpid(),))
@@ -295,7 +296,7 @@ class Run(Generic[T]):
                 while items and len(running) < workers * _IN_FLIGHT:
                     item = heapq.heappop(items)[3]
                     fut = pool.submit(run_item, item, self.limits, self.payload,
-                                      self.finish, self.tag(item[1]))
+                                      self.finish, self.tag(item.target))
                     running[fut] = item
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 broken: list[Item] = []
@@ -333,7 +334,7 @@ class Run(Generic[T]):
         try:
             while items:
                 item = items.pop(0)
-                i = item[1]
+                i = item.target
                 if i in dead:
                     continue
                 if pool is None:
@@ -387,40 +388,6 @@ def _batches(sized: list[tuple[str, int]]) -> list[list[tuple[str, int]]]:
     if batch:
         out.append(batch)
     return out
-
-
-def run_item(item: Item, limits: Limits, payload: str, finish: Finish[Any], tag: Any) -> Any:
-    """Do one work item (in a worker, or in this process when there is no pool)."""
-    kind = item[0]
-    if kind == "whole":
-        return finish(read_target(item[2], limits, payload, item[3]), tag)
-    if kind == "finish":
-        return finish(item[2], tag)
-    src = _wheel(item[2], limits) if item[3] == "zip" else DirectorySource(item[2])
-    out: _Parts = []
-    for name in item[4]:
-        binaries, problems = src.read(name, payload)
-        out.append((name, binaries, problems))
-    return out
-
-
-# Wheels open in this process: inherited from the parent at fork (read-only here), and
-# the worker's own, the least recently used closed first.
-_open_wheels: dict[str, WheelSource] = {}
-_own_wheels: OrderedDict[str, WheelSource] = OrderedDict()
-
-
-def _wheel(path: str, limits: Limits) -> WheelSource:
-    src = _open_wheels.get(path)
-    if src is not None:
-        return src
-    src = _own_wheels.get(path)
-    if src is None:
-        src = _own_wheels[path] = WheelSource(path, limits)
-        while len(_own_wheels) > _WORKER_WHEELS:
-            _own_wheels.popitem(last=False)[1].close()
-    _own_wheels.move_to_end(path)
-    return src
 
 
 # -- worker processes -----------------------------------------------------------------------

@@ -10,15 +10,16 @@ from typing import Any
 
 from cuwheel._paths import open_untrusted
 from cuwheel.model.inventory import Problem, Source
-from cuwheel.read.artifacts import artifact_kind, read_artifact
-from cuwheel.read.sources import (
+from cuwheel.read.artifacts.programs import artifact_kind, read_artifact
+from cuwheel.read.device.payloads import PayloadMode
+from cuwheel.read.sources.source import (
     DirectorySource,
-    Limits,
     WheelSource,
     read_opened,
     read_path,
     read_source,
 )
+from cuwheel.read.sources.zipdir import Limits
 
 __all__ = ["classify", "read_target"]
 
@@ -26,7 +27,7 @@ __all__ = ["classify", "read_target"]
 def classify(path: str) -> tuple[str, Any]:
     """What a target is, from stat and magic: ("dir", its Plan: files with sizes),
     ("zip", size), ("file", size), ("artifact", size) for an exported program or Triton
-    cache (read/artifacts.py), or ("done", Source) when it cannot be read at all."""
+    cache (read/artifacts/programs.py), or ("done", Source) when it cannot be read at all."""
     if artifact_kind(path) is not None:
         return "artifact", max(os.path.getsize(path), 1) if os.path.isfile(path) else 1
     if os.path.isdir(path):
@@ -46,7 +47,9 @@ def classify(path: str) -> tuple[str, Any]:
     return "file", st.st_size
 
 
-def read_target(path: str, limits: Limits, payload: str, known: str | None = None) -> Source:
+def read_target(
+    path: str, limits: Limits, payload: PayloadMode, known: str | None = None
+) -> Source:
     """Read one target whole; ``known``: what classify found it to be (it is not looked
     at again, except that a directory is walked again)."""
     what: Any = None

@@ -163,10 +163,12 @@ def _source(s: Source, full: bool) -> dict[str, Any]:
 def _artifact(s: Source) -> dict[str, Any]:
     """An artifact's own records (docs/artifacts.md; schema $defs/artifact)."""
     from cuwheel.rules.artifact import isa_needs, runs_on
+    from cuwheel.rules.artifact_train import runtime_imported, strongest, train_evidence
 
     a = s.artifact
     assert a is not None
-    t = a.train
+    evidence = train_evidence(s)
+    t = strongest(evidence)
 
     def ev(e: TrainEvidence) -> dict[str, Any]:
         return {"source": e.source, "major": e.major, "minor": e.minor, "where": e.where}
@@ -174,14 +176,14 @@ def _artifact(s: Source) -> dict[str, Any]:
     return {
         "label": a.label,
         "train": ev(t) if t else None,
-        "evidence": [ev(e) for e in a.evidence],
+        "evidence": [ev(e) for e in evidence],
         "runs_on": [arch.cc for arch in runs_on(s)],
         "platform": a.platform,
         "machine": a.machine,
         "cpu_isa": list(a.cpu_isa),
         "isa_beyond_baseline": [{"name": n.name, "level": n.level}
                                 for n in isa_needs(a.cpu_isa, a.machine)],
-        "runtime_imported": a.runtime_imported,
+        "runtime_imported": runtime_imported(s),
         "metadata": [[k, v] for k, v in a.metadata],
         "notes": list(a.notes),
     }

@@ -131,13 +131,15 @@ def _artifact_lines(s: Source) -> list[str]:
     (docs/artifacts.md)."""
     from cuwheel.knowledge import catalog
     from cuwheel.rules.artifact import isa_needs, runs_on
+    from cuwheel.rules.artifact_train import runtime_imported, strongest, train_evidence
 
     a = s.artifact
     assert a is not None
-    t = a.train
+    evidence = train_evidence(s)
+    t = strongest(evidence)
     lines = [f"  {a.label}: CUDA train " + (f"{t.train} (decided by {t.source}: {t.where})"
                                             if t else "not recorded")]
-    for e in a.evidence:
+    for e in evidence:
         if t is None or (e.source, e.where) != (t.source, t.where):
             lines.append(f"    also {e.source} {e.train}: {e.where}")
     gpus = []
@@ -152,7 +154,7 @@ def _artifact_lines(s: Source) -> list[str]:
     beyond = (" (beyond the baseline: " + ", ".join(f"{n.name} {n.level}" for n in needs) + ")"
               if needs else "")
     lines.append(f"  host: {host}" + (f"; CPU ISA {isa}{beyond}" if isa else ""))
-    if a.runtime_imported:
+    if runtime_imported(s):
         lines.append("  CUDA runtime: imported from the process (cuda* symbols, no libcudart)")
     floor = catalog.minor_compat_floor(t.major) if t is not None else None
     if t is not None and floor is not None:

@@ -15,7 +15,7 @@ import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, IntEnum
 
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.thresholds import load_thresholds
@@ -24,22 +24,9 @@ from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer, FatbinEnt
 from cuwheel.rules._memo import per_binary
 from cuwheel.rules.kernels import kernel_less_reason
 
-__all__ = [
-    "STUB_REASON",
-    "ContainerVerdict",
-    "Verdict",
-    "codec_gate",
-    "counted_containers",
-    "family_members",
-    "ignored_reason",
-    "is_tegra",
-    "judge_container",
-    "link_stub_index",
-    "ptx_fits",
-    "ptx_isa_gate",
-    "sass_fits",
-    "worst",
-]
+__all__ = ["STUB_REASON", "ContainerVerdict", "SassFit", "Verdict", "codec_gate",
+           "counted_containers", "family_members", "ignored_reason", "is_tegra", "judge_container",
+           "link_stub_index", "ptx_fits", "ptx_isa_gate", "sass_fits", "worst"]
 
 
 class Verdict(str, Enum):
@@ -144,8 +131,17 @@ def is_tegra(arch: Arch) -> bool:
     return gpu is not None and gpu.tegra
 
 
-def sass_fits(code: Arch, device: Arch) -> tuple[int, str]:
-    """(0 no, 1 compatible, 2 native) and why, for a cubin of ``code`` on ``device``.
+class SassFit(IntEnum):
+    """How a cubin fits a GPU (sass_fits), in order: not at all, by binary compatibility
+    (a later minor of its major, a member of its family), or natively (its own CC)."""
+
+    NONE = 0
+    COMPATIBLE = 1
+    NATIVE = 2
+
+
+def sass_fits(code: Arch, device: Arch) -> tuple[SassFit, str]:
+    """How (SassFit) and why, for a cubin of ``code`` on ``device``.
 
     docs/cuda.md#loading-rules: a plain cubin runs on later minors of its major, an ``a``
     cubin on its CC only, an ``f`` cubin on the members of its family; and Tegra GPUs
@@ -154,27 +150,28 @@ def sass_fits(code: Arch, device: Arch) -> tuple[int, str]:
     """
     if code.number == device.number:
         what = {"a": "built for exactly", "f": "a family cubin of", "": "matches"}[code.variant]
-        return 2, f"{code.sass} {what} CC {device.cc}"
+        return SassFit.NATIVE, f"{code.sass} {what} CC {device.cc}"
     if code.variant == "a":
-        return 0, f"{code.sass} runs on CC {code.cc} only (arch-specific 'a' cubin)"
+        return SassFit.NONE, f"{code.sass} runs on CC {code.cc} only (arch-specific 'a' cubin)"
     if code.variant == "f" and device in family_members(code):
         # Before the Tegra rule: the family table names its members, Tegra ones included
         # (sm_101f, Thor's CUDA 12.x name, is in the sm_11x family).
-        return 1, f"{code.sass} runs on the members of its family, CC {device.cc} among them"
+        return SassFit.COMPATIBLE, (
+            f"{code.sass} runs on the members of its family, CC {device.cc} among them")
     tegra = [a for a in (code, device) if is_tegra(a)]
     if tegra:
-        return 0, (
+        return SassFit.NONE, (
             f"{code.sass} does not run on CC {device.cc}: CC {tegra[0].cc} is a Tegra GPU, "
             "which has no SASS binary compatibility (only an exact-CC cubin or PTX runs)"
         )
     if code.variant == "f":
         fam = family_members(code)
-        return 0, f"{code.sass} runs on its family only ({', '.join(a.cc for a in fam)})"
+        return SassFit.NONE, f"{code.sass} runs on its family only ({', '.join(a.cc for a in fam)})"
     if code.major == device.major and code.minor < device.minor:
-        return 1, f"{code.sass} runs on later minors of CC {code.major}.x"
+        return SassFit.COMPATIBLE, f"{code.sass} runs on later minors of CC {code.major}.x"
     if code.major != device.major:
-        return 0, f"{code.sass} does not run across majors (CC {device.cc})"
-    return 0, f"{code.sass} needs CC >= {code.cc}"
+        return SassFit.NONE, f"{code.sass} does not run across majors (CC {device.cc})"
+    return SassFit.NONE, f"{code.sass} needs CC >= {code.cc}"
 
 
 def ptx_fits(code: Arch, device: Arch) -> tuple[bool, str]:
@@ -373,7 +370,7 @@ def _pick(
     entries: Iterable[FatbinEntry], device: Arch, cuda: tuple[int, int] | None, os: str
 ) -> tuple[Verdict, str, str | None]:
     entries = tuple(entries)
-    best_sass: tuple[int, FatbinEntry, str] | None = None
+    best_sass: tuple[SassFit, FatbinEntry, str] | None = None
     refusals: list[str] = []
     for e in entries:
         if e.kind is not CodeKind.SASS:
@@ -390,7 +387,7 @@ def _pick(
         undecodable = codec_gate(e, cuda, os)
         if undecodable is not None:
             return Verdict.DRIVER, undecodable, None
-        return (Verdict.NATIVE if level == 2 else Verdict.COMPATIBLE), why, e.name
+        return (Verdict.NATIVE if level is SassFit.NATIVE else Verdict.COMPATIBLE), why, e.name
     jit: tuple[FatbinEntry, str] | None = None
     gated: tuple[FatbinEntry, str] | None = None
     for e in entries:

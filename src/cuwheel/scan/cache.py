@@ -72,7 +72,7 @@ class Cache:
         if not _is_hex(sha256):
             return None
         from cuwheel._json import JsonError, load_json
-        from cuwheel.read.sources import read_regular
+        from cuwheel.read.sources.files import read_regular
         from cuwheel.scan.record import MAX_RECORD
 
         path = self._record_path(sha256)

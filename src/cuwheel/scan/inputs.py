@@ -158,7 +158,7 @@ def expand(inputs: Iterable[str], filters: Filters = Filters()) -> tuple[list[Wh
 
 
 def _walk_wheels(root: str) -> list[str]:
-    from cuwheel.read.sources import walk  # read/'s one directory walk
+    from cuwheel.read.sources.source import walk  # read/'s one directory walk
 
     return walk(root, [], lambda e: e.name.endswith(".whl") and e.is_file())
 

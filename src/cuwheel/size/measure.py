@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 from cuwheel.errors import CuwheelError, InputError
 from cuwheel.model.inventory import Binary, Inventory, Source
-from cuwheel.read.sources import Member, WheelFile
+from cuwheel.read.sources.wheelfile import WheelFile
+from cuwheel.read.sources.zipdir import Member
 from cuwheel.size.deflate import ZIP_LEVEL, deflate_spans
 from cuwheel.size.modes import MODES
 from cuwheel.size.recompress import recompress, recompress_all, simulate

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from cuwheel.errors import FatbinError
 from cuwheel.model.inventory import CodeKind, Compression, FatbinEntry
-from cuwheel.read.fatbin import decompress_prefix
+from cuwheel.read.device.fatbin import EntryFlag, decompress_prefix
 from cuwheel.size.deflate import ZIP_LEVEL
 from cuwheel.size.modes import MODES
 from cuwheel.size.scenario import Scenario
@@ -72,7 +72,7 @@ def _redoable(e: FatbinEntry) -> bool:
     """Whether an entry's payload is gathered to be recompressed: decodable, and both its
     stored and its uncompressed size within MAX_PAYLOAD (bounds checked before any byte
     is gathered, not after)."""
-    return (not e.flags & 0x10000 and e.uncompressed_size <= MAX_PAYLOAD
+    return (not e.flags & EntryFlag.OPAQUE_LTO and e.uncompressed_size <= MAX_PAYLOAD
             and e.stored_size <= MAX_PAYLOAD)
 
 

@@ -65,7 +65,7 @@ class Cache:
             return None
         ok = stat.S_ISREG(st.st_mode) and (size is None or st.st_size == size)
         if ok:
-            from cuwheel.read.sources import open_regular
+            from cuwheel.read.sources.files import open_regular
 
             digest = hashlib.sha256()
             try:

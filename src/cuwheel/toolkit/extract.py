@@ -8,7 +8,7 @@ and other special members, and a redist member outside the archive's top directo
 Executable bits are kept, every other mode bit (setuid, group / world write) is dropped.
 Every archive of a toolkit is written into one tree; a path two components both carry must
 have the same content in both.  Zip members (Windows archives, wheels) are inflated with
-isal through :class:`cuwheel.read.sources.WheelFile`, which checks sizes and CRCs.
+isal through :class:`cuwheel.read.sources.source.WheelFile`, which checks sizes and CRCs.
 
 Wheels are read as NVIDIA lays them out (``nvidia/cu13/bin/nvcc``, ``nvidia/cuda_nvcc/...``
 for CUDA 12): the two leading directories are dropped, ``*.dist-info`` and Python package
@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from cuwheel.errors import InputError, ToolkitError
-from cuwheel.read.sources import Member as Member_
-from cuwheel.read.sources import WheelFile
+from cuwheel.read.sources.wheelfile import WheelFile
+from cuwheel.read.sources.zipdir import Member as Member_
 from cuwheel.toolkit.tree import CHUNK, Member, Tree, Writer
 
 __all__ = ["Member", "Tree", "clean_name", "extract_redist", "extract_wheel"]

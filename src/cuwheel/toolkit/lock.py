@@ -98,7 +98,7 @@ class Lock:
 
 def read_lock(path: Path) -> Lock:
     """Parse a lockfile; ToolkitError naming the file and the problem."""
-    from cuwheel.read.sources import read_regular
+    from cuwheel.read.sources.files import read_regular
 
     try:
         data = read_regular(str(path), MAX_LOCK)
@@ -234,7 +234,7 @@ def write_owner(root: Path) -> None:
 def not_owned(prefix: Path) -> str | None:
     """Why ``prefix`` is not provably a tree cuwheel installed and nobody changed since;
     None when it is."""
-    from cuwheel.read.sources import read_regular
+    from cuwheel.read.sources.files import read_regular
 
     marker = prefix / OWNER_NAME
     try:

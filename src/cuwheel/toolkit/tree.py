@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 from cuwheel._paths import resolve_inside
 from cuwheel.errors import ToolkitError
-from cuwheel.read.sources import open_regular
+from cuwheel.read.sources.files import open_regular
 
 __all__ = ["CHUNK", "Member", "Tree", "Writer"]
 

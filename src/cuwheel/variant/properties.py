@@ -30,7 +30,7 @@ from cuwheel.errors import CatalogError, InputError
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge._load import read_data_file, read_meta
 from cuwheel.model.inventory import CodeKind, Inventory, Source, member_of
-from cuwheel.read.sources import WheelFile
+from cuwheel.read.sources.wheelfile import WheelFile
 from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [

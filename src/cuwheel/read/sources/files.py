@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 from cuwheel._paths import open_untrusted, read_untrusted
 from cuwheel.errors import InputError
-from cuwheel.read.stream import Chunk, FileBuffer
+from cuwheel.read.bytes.stream import Chunk, FileBuffer
 
 __all__ = ["file_chunks", "open_fd", "open_regular", "read_regular"]
 

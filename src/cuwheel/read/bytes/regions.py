@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cuwheel.read.tables import Anomalies
+from cuwheel.read.bytes.tables import Anomalies
 
 __all__ = ["PAD_LIMIT", "TAIL_PAD", "Region", "merge_ranges", "section_region"]
 

@@ -2,10 +2,6 @@
 
 Formats: host ELF (shared object, executable, relocatable object), PE/COFF images,
 ``ar`` archives of ELF objects, and raw device code (cubin, fatbin, PTX text).
-
-Over 400 lines because it is the one place where every format meets the stream driver
-(the second pass, the re-read when a search shortcut proved unsafe, anomalies versus
-whole-file problems); each format's own structures live in its reader module.
 """
 
 from __future__ import annotations
@@ -25,22 +21,23 @@ from cuwheel.model.inventory import (
     FatbinEntry,
     UndefinedSymbol,
 )
-from cuwheel.read.ar import AR_MAGIC, ArReader
-from cuwheel.read.containers import (
-    Candidate,
+from cuwheel.read.binary.ar import AR_MAGIC, ArReader
+from cuwheel.read.binary.elf import ElfFacts, ElfReader
+from cuwheel.read.binary.hostrefs import MAX_HOST_FILE, needs_host_reads, with_host_reads
+from cuwheel.read.binary.pe import PeFacts, PeReader
+from cuwheel.read.bytes.regions import Region, merge_ranges
+from cuwheel.read.bytes.stream import Chunk, Scan
+from cuwheel.read.bytes.tables import Anomalies, NameBudget
+from cuwheel.read.device.candidate import Candidate
+from cuwheel.read.device.containers import (
     ContainerCollector,
     assign_containers,
     unsafe_skips,
 )
-from cuwheel.read.cubin import EM_CUDA, parse_cubin
-from cuwheel.read.elf import ElfFacts, ElfReader
-from cuwheel.read.fatbin import CONTAINER_MAGIC
-from cuwheel.read.hostrefs import MAX_HOST_FILE, needs_host_reads, with_host_reads
-from cuwheel.read.pe import PeFacts, PeReader
-from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header, ptx_entries, ptx_variables
-from cuwheel.read.regions import Region, merge_ranges
-from cuwheel.read.stream import Chunk, Scan
-from cuwheel.read.tables import Anomalies, NameBudget
+from cuwheel.read.device.cubin import EM_CUDA, parse_cubin
+from cuwheel.read.device.fatbin import CONTAINER_MAGIC, CONTAINER_SIGNATURE
+from cuwheel.read.device.payloads import PayloadMode
+from cuwheel.read.device.ptx import looks_like_ptx, parse_ptx_header, ptx_entries, ptx_variables
 
 __all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
 
@@ -186,7 +183,7 @@ def read_binary(
     open_chunks: ChunkSource,
     kind: str,
     *,
-    payload: str = "sample",
+    payload: PayloadMode = "sample",
 ) -> list[Binary]:
     """Read one file of a known ``kind`` (from ``sniff``).
 
@@ -218,14 +215,14 @@ def _read(
     size: int,
     open_chunks: ChunkSource,
     kind: str,
-    payload: str,
+    payload: PayloadMode,
     skip_code: bool = True,
     skip_known: bool = True,
     search_code: bool = True,
 ) -> list[Binary]:
     if kind in ("cubin", "ptx"):
         return [_read_raw_device(path, size, open_chunks, kind, payload == "kernels")]
-    scan = Scan(size)
+    scan = Scan(size, signature=CONTAINER_SIGNATURE)
     scan.search_code = search_code
     collector = ContainerCollector(scan, payload=payload, skip_known=skip_known)
     budget = NameBudget()  # names decoded, over the whole file
@@ -315,7 +312,7 @@ def _read(
 
 
 def _whole(open_chunks: ChunkSource, size: int) -> memoryview | None:
-    """The whole file again, for the host-code search (read/hostrefs.py), up to
+    """The whole file again, for the host-code search (read/binary/hostrefs.py), up to
     MAX_HOST_FILE; None when it is larger or does not arrive whole."""
     if size > MAX_HOST_FILE:
         return None

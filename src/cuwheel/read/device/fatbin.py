@@ -10,6 +10,7 @@ compressed.  Everything is little-endian.
 from __future__ import annotations
 
 import struct
+from enum import IntEnum, IntFlag
 from typing import Any, NamedTuple
 
 from cuwheel.errors import FatbinError
@@ -23,8 +24,9 @@ __all__ = [
     "ENTRY_FIXED_SIZE",
     "MAX_ENTRY_HEADER",
     "ContainerHeader",
+    "EntryFlag",
     "EntryHeader",
-    "FatbinError",
+    "EntryKind",
     "decompress_prefix",
     "parse_container_header",
     "parse_entry_header",
@@ -42,21 +44,44 @@ MAX_ENTRY_HEADER = 4096
 _CONTAINER = struct.Struct("<IHHQ")
 _ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")
 
-KIND_PTX = 1
-KIND_CUBIN = 2
-KIND_LTOIR = 8
-_KINDS = {KIND_PTX: CodeKind.PTX, KIND_CUBIN: CodeKind.SASS, KIND_LTOIR: CodeKind.LTOIR}
 
-FLAG_64BIT = 0x1
-FLAG_DEBUG = 0x2
-FLAG_HOST_LINUX = 0x10
-FLAG_HOST_WINDOWS = 0x40
-FLAG_LZ4 = 0x2000
-FLAG_ZSTD = 0x8000
-FLAG_OPAQUE_LTO = 0x10000
-FLAG_ARCH_SPECIFIC = 0x100000  # "a" targets
-FLAG_FAMILY_SPECIFIC = 0x200000  # "f" targets
-FLAG_COMPAT_BLOB = 0x1000000
+
+class EntryKind(IntEnum):
+    """The kind field of an entry header (docs/formats.md#entry-header)."""
+
+    PTX = 1
+    CUBIN = 2
+    LTOIR = 8
+
+
+_KINDS: dict[int, CodeKind] = {EntryKind.PTX: CodeKind.PTX, EntryKind.CUBIN: CodeKind.SASS,
+          EntryKind.LTOIR: CodeKind.LTOIR}
+
+
+class EntryFlag(IntFlag):
+    """The flags field of an entry header (docs/formats.md#entry-flags)."""
+
+    IS_64BIT = 0x1
+    DEBUG = 0x2
+    HOST_LINUX = 0x10
+    HOST_WINDOWS = 0x40
+    LZ4 = 0x2000
+    ZSTD = 0x8000
+    OPAQUE_LTO = 0x10000
+    ARCH_SPECIFIC = 0x100000  # "a" targets
+    FAMILY_SPECIFIC = 0x200000  # "f" targets
+    COMPAT_BLOB = 0x1000000
+
+
+# The flags tested per entry, as plain ints: an IntFlag operand makes ``&`` a Python-level
+# call (40 times slower), and a library has tens of thousands of entries.
+_DEBUG = EntryFlag.DEBUG.value
+_HOST_LINUX = EntryFlag.HOST_LINUX.value
+_HOST_WINDOWS = EntryFlag.HOST_WINDOWS.value
+_LZ4 = EntryFlag.LZ4.value
+_ZSTD = EntryFlag.ZSTD.value
+_ARCH_SPECIFIC = EntryFlag.ARCH_SPECIFIC.value
+_FAMILY_SPECIFIC = EntryFlag.FAMILY_SPECIFIC.value
 
 
 class ContainerHeader(NamedTuple):  # a tuple: one is built per container, fast
@@ -85,7 +110,7 @@ class EntryHeader(NamedTuple):
     """The decoded header of one fatbin entry (offsets are relative to the entry); a
     tuple, as one is built per entry."""
 
-    kind_code: int
+    kind_code: int  # an EntryKind value
     header_size: int
     payload_size: int
     compressed_size: int
@@ -93,7 +118,7 @@ class EntryHeader(NamedTuple):
     arch_number: int
     identifier_offset: int
     identifier_length: int
-    flags: int
+    flags: int  # EntryFlag bits, as stored
     uncompressed_size: int
 
     @property
@@ -102,17 +127,17 @@ class EntryHeader(NamedTuple):
 
     @property
     def compression(self) -> Compression:
-        if self.flags & FLAG_ZSTD:
+        if self.flags & _ZSTD:
             return Compression.ZSTD
-        if self.flags & FLAG_LZ4:
+        if self.flags & _LZ4:
             return Compression.LZ4
         return Compression.NONE
 
     @property
     def variant(self) -> Variant:
-        if self.flags & FLAG_ARCH_SPECIFIC:
+        if self.flags & _ARCH_SPECIFIC:
             return "a"
-        if self.flags & FLAG_FAMILY_SPECIFIC:
+        if self.flags & _FAMILY_SPECIFIC:
             return "f"
         return ""
 
@@ -155,7 +180,7 @@ def parse_entry_header(data: bytes, room: int) -> EntryHeader:
         )
     if not 10 <= arch <= 999:
         raise FatbinError(f"fatbin entry arch {arch} out of range")
-    compressed = flags & (FLAG_LZ4 | FLAG_ZSTD)
+    compressed = flags & (_LZ4 | _ZSTD)
     if compressed and csize > psize:
         raise FatbinError(
             f"fatbin entry compressed size {csize} exceeds its stored size {psize}"
@@ -211,9 +236,9 @@ def make_entry(header: EntryHeader, offset: int, header_bytes: bytes) -> FatbinE
         ]
         ident = raw.decode("utf-8", "replace")
     flags = header.flags
-    if flags & FLAG_HOST_WINDOWS:
+    if flags & _HOST_WINDOWS:
         host = "windows"
-    elif flags & FLAG_HOST_LINUX:
+    elif flags & _HOST_LINUX:
         host = "linux"
     else:
         host = "unknown"
@@ -229,7 +254,7 @@ def make_entry(header: EntryHeader, offset: int, header_bytes: bytes) -> FatbinE
         compressed_size=header.compressed_size,
         uncompressed_size=header.uncompressed_size,
         host=host,
-        debug=bool(flags & FLAG_DEBUG),
+        debug=bool(flags & _DEBUG),
         identifier=ident,
     )
 

@@ -7,35 +7,31 @@ Which section holds each container is decided afterwards, once the host reader k
 the section table: candidates in a device-code section must be valid (else that is an
 anomaly of the binary, and the other containers are still kept), candidates elsewhere
 that do not validate are just bytes that look alike.
-
-Over 400 lines: the container walk has two drivers (a resident file walked in a loop, a
-streamed one through requests) that must find the same containers, and the tiling rules
-of the device-code sections (docs/formats.md#padding-between-containers) sit with them.
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 from functools import partial
 
-from cuwheel.model.inventory import FatbinContainer, FatbinEntry, Toolkit
-from cuwheel.read.fatbin import (
+from cuwheel.errors import FatbinError
+from cuwheel.model.inventory import FatbinContainer
+from cuwheel.read.bytes.regions import PAD_LIMIT, TAIL_PAD, Region, merge_ranges
+from cuwheel.read.bytes.stream import Scan
+from cuwheel.read.bytes.tables import RangeMap
+from cuwheel.read.device.candidate import Candidate
+from cuwheel.read.device.fatbin import (
     CONTAINER_HEADER_SIZE,
     CONTAINER_SIGNATURE,
     ENTRY_FIXED_SIZE,
     EntryHeader,
-    FatbinError,
     make_entry,
     parse_container_header,
     parse_entry_header,
 )
-from cuwheel.read.payloads import Decodes
-from cuwheel.read.regions import PAD_LIMIT, TAIL_PAD, Region, merge_ranges
-from cuwheel.read.stream import Scan
-from cuwheel.read.tables import RangeMap
+from cuwheel.read.device.payloads import Decodes, PayloadMode
 
-__all__ = ["Candidate", "ContainerCollector", "Region", "assign_containers"]  # Region: regions.py
+__all__ = ["ContainerCollector", "assign_containers"]
 
 # Far beyond any real library (cuFFT: 24k containers and entries) and small enough that a
 # hostile file cannot make the inventory itself exhaust memory.
@@ -43,32 +39,11 @@ MAX_CANDIDATES = 1_000_000
 MAX_ENTRIES = 2_000_000
 
 
-@dataclass
-class Candidate:
-    offset: int
-    end: int = 0
-    entries: list[FatbinEntry] = field(default_factory=list)
-    error: str | None = None
-    complete: bool = False
-    toolkit: Toolkit | None = None
-    decodes: int = 0
-    index: int = 0  # order among the candidates found
-    skipped: bool = False  # its extent was left out of the signature search
-    # Zero bytes right before the container (counted up to PAD_LIMIT) and right after its
-    # end (up to TAIL_PAD); -1 until measured.  Measured the same way whether the file is
-    # resident or streamed, so both ways of reading judge a gap alike.
-    lead_zeros: int = -1
-    trail_zeros: int = -1
-
-    @property
-    def valid(self) -> bool:
-        return self.complete and self.error is None
-
-
 class ContainerCollector:
     """Registers with a Scan; collects candidate containers in [base, base + size)."""
 
-    def __init__(self, scan: Scan, *, payload: str = "sample", skip_known: bool = True) -> None:
+    def __init__(self, scan: Scan, *, payload: PayloadMode = "sample",
+                 skip_known: bool = True) -> None:
         """``payload``: "none" (headers only), "sample" (decode the start of one cubin in
         containers 0, 1, 2, 4, 8, ... to read the toolkit), "all" (every cubin, whole) or
         "kernels" (every cubin and PTX text, whole, with its entry kernels' names)."""

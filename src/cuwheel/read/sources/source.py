@@ -3,7 +3,7 @@
 ``WheelSource``: what the source is (its ``Plan``: metadata, the members to read with
 their sizes, the problems found on the way) and one member read at a time.  A file on
 disk is read by :func:`read_path`, a wheel member by :func:`read_member`; both sniff the
-format and hand the bytes, as a stream, to read/binary.py.
+format and hand the bytes, as a stream, to read/binary/sniff.py.
 
 The formats under a wheel are in zipdir.py (zip structure), inflate.py (decompression),
 wheelfile.py (members as streams) and wheelmeta.py (METADATA, WHEEL, build records).
@@ -18,43 +18,27 @@ from typing import Protocol
 
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Binary, Problem, Source, WheelInfo
-from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
-from cuwheel.read.files import file_chunks, open_fd, open_regular, read_regular
-from cuwheel.read.wheelfile import WheelFile
-from cuwheel.read.wheelmeta import MAX_WHEEL_FILE, wheel_file_tags, wheel_info
-from cuwheel.read.zipdir import (
+from cuwheel.read.binary.sniff import SNIFF_BYTES, read_binary, sniff
+from cuwheel.read.device.payloads import PayloadMode
+from cuwheel.read.sources.files import file_chunks, open_fd
+from cuwheel.read.sources.wheelfile import WheelFile
+from cuwheel.read.sources.wheelmeta import wheel_info
+from cuwheel.read.sources.zipdir import (
     DEFAULT_LIMITS,
-    MAX_MEMBER_SIZE,
     Limits,
-    Member,
-    installed_path,
-    unsafe_member_name,
 )
 
-# What the rest of cuwheel imports from here (the formats' own modules are their homes).
 __all__ = [
-    "DEFAULT_LIMITS",
-    "MAX_MEMBER_SIZE",
-    "MAX_WHEEL_FILE",
     "DirectorySource",
     "InputSource",
-    "Limits",
-    "Member",
     "Plan",
     "Read",
-    "WheelFile",
     "WheelSource",
-    "file_chunks",
-    "installed_path",
-    "open_regular",
     "read_member",
     "read_opened",
     "read_path",
-    "read_regular",
     "read_source",
-    "unsafe_member_name",
     "walk",
-    "wheel_file_tags",
 ]
 
 # (binaries, problems) of one member
@@ -80,7 +64,7 @@ class InputSource(Protocol):
 
     def plan(self) -> Plan: ...
 
-    def read(self, name: str, payload: str) -> Read: ...
+    def read(self, name: str, payload: PayloadMode) -> Read: ...
 
     def close(self) -> None: ...
 
@@ -113,7 +97,7 @@ class WheelSource:
             refused = Problem(self.label, f"members declare {total} bytes in all, over the limit")
         return Plan(info, problems, members, refused)
 
-    def read(self, name: str, payload: str) -> Read:
+    def read(self, name: str, payload: PayloadMode) -> Read:
         binaries, problems, _ = read_member(self.wf, name, payload)
         return binaries, problems
 
@@ -139,7 +123,7 @@ class DirectorySource:
                 sized.append((f, 0))  # read_path reports it
         return Plan(None, problems, sized)
 
-    def read(self, name: str, payload: str) -> Read:
+    def read(self, name: str, payload: PayloadMode) -> Read:
         binaries, problems, _ = read_path(name, payload)
         return binaries, problems
 
@@ -147,7 +131,7 @@ class DirectorySource:
         pass
 
 
-def read_source(src: InputSource, payload: str, plan: Plan | None = None) -> Source:
+def read_source(src: InputSource, payload: PayloadMode, plan: Plan | None = None) -> Source:
     """Every member of an open source, read in this process (``plan``: its plan, when
     already made)."""
     plan = src.plan() if plan is None else plan
@@ -165,7 +149,7 @@ def read_source(src: InputSource, payload: str, plan: Plan | None = None) -> Sou
 
 
 def read_opened(opener: Callable[[], InputSource], kind: str, target: str,
-                payload: str) -> Source:
+                payload: PayloadMode) -> Source:
     """Open a source and read it whole; one that cannot be opened (InputError) is a
     Source of ``kind`` holding that one problem."""
     try:
@@ -208,7 +192,7 @@ def walk(root: str, problems: list[Problem],
 
 
 def read_member(
-    wf: WheelFile, name: str, payload: str = "sample"
+    wf: WheelFile, name: str, payload: PayloadMode = "sample"
 ) -> tuple[list[Binary], list[Problem], bool]:
     """Read one wheel member: (binaries, problems, was it a binary)."""
     m = wf.infos[name]
@@ -228,7 +212,9 @@ def read_member(
         return [], [Problem(where, exc.strerror or str(exc))], True
 
 
-def read_path(path: str, payload: str = "sample") -> tuple[list[Binary], list[Problem], bool]:
+def read_path(
+    path: str, payload: PayloadMode = "sample"
+) -> tuple[list[Binary], list[Problem], bool]:
     """Read one file on disk: (binaries, problems, was it a binary)."""
     try:
         fd = open_fd(path)

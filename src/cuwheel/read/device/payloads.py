@@ -10,15 +10,14 @@ every PTX text whole, with the names of their entry kernels).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import Literal, get_args
 
+from cuwheel.errors import FatbinError
 from cuwheel.model.inventory import CodeKind, Compression
-from cuwheel.read.cubin import parse_cubin
-from cuwheel.read.fatbin import EntryHeader, FatbinError, decompress_prefix
-from cuwheel.read.ptx import ptx_entries, ptx_variables
-
-if TYPE_CHECKING:
-    from cuwheel.read.containers import Candidate
+from cuwheel.read.device.candidate import Candidate
+from cuwheel.read.device.cubin import parse_cubin
+from cuwheel.read.device.fatbin import EntryHeader, decompress_prefix
+from cuwheel.read.device.ptx import ptx_entries, ptx_variables
 
 __all__ = [
     "MAX_CUBIN",
@@ -28,9 +27,12 @@ __all__ = [
     "PAYLOAD_PREFIX_IN",
     "PAYLOAD_PREFIX_OUT",
     "Decodes",
+    "PayloadMode",
 ]
 
-PAYLOAD_MODES = ("none", "sample", "all", "kernels")
+# What is decoded of the entry payloads, cheapest first (the module docstring).
+PayloadMode = Literal["none", "sample", "all", "kernels"]
+PAYLOAD_MODES: tuple[PayloadMode, ...] = get_args(PayloadMode)
 # Payload bytes decoded per cubin to find its ELF header and toolkit note.  The notes sit
 # after the symbol and string tables; in big cubins that can be far in, and then the
 # toolkit stays unknown rather than costing a full decompression.
@@ -49,7 +51,7 @@ MAX_KERNEL_BYTES = 128 << 20
 class Decodes:
     """The payload decodes of one binary's containers, in one mode."""
 
-    def __init__(self, payload: str) -> None:
+    def __init__(self, payload: PayloadMode) -> None:
         self.payload = payload
         self.kernels = payload == "kernels"
         self._names: dict[str, str] = {}  # one string object per distinct name

@@ -23,7 +23,8 @@ import struct
 
 from cuwheel._paths import open_untrusted
 from cuwheel.model.inventory import Binary, Problem, Source
-from cuwheel.read.binary import SNIFF_BYTES, sniff
+from cuwheel.read.binary.embedded import read_bytes
+from cuwheel.read.binary.sniff import SNIFF_BYTES, sniff
 
 __all__ = ["flatbuffer_kind", "read_executorch"]
 
@@ -155,8 +156,6 @@ def _read_into(path: str, kind: str, data: mmap.mmap, binaries: list[Binary],
 def _program_into(path: str, kind: str, data: mmap.mmap, binaries: list[Binary],
                   problems: list[Problem], metadata: list[tuple[str, str]],
                   notes: list[str]) -> None:
-    from cuwheel.read.artifacts import _read_bytes
-
     seen: set[tuple[str, str]] = set()
 
     def meta(key: str, value: str) -> None:  # one line per distinct fact
@@ -216,6 +215,6 @@ def _program_into(path: str, kind: str, data: mmap.mmap, binaries: list[Binary],
             notes.append(f"segment {key!r} not read: {length} bytes")
             continue
         total += length
-        bs, ps = _read_bytes(f"{path}!{key}", data[start : start + length])
+        bs, ps = read_bytes(f"{path}!{key}", data[start : start + length])
         binaries += bs
         problems += ps

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cuwheel.errors import PeError
-from cuwheel.read.regions import PAD_LIMIT, Region, section_region
-from cuwheel.read.stream import Scan
-from cuwheel.read.tables import (
+from cuwheel.read.bytes.regions import PAD_LIMIT, Region, section_region
+from cuwheel.read.bytes.stream import Scan
+from cuwheel.read.bytes.tables import (
     MAX_NAME,
     Anomalies,
     NameBudget,
@@ -24,7 +24,7 @@ from cuwheel.read.tables import (
     guarded,
 )
 
-__all__ = ["PE_MACHINES", "PeError", "PeFacts", "PeReader"]
+__all__ = ["PE_MACHINES", "PeFacts", "PeReader"]
 
 PE_MACHINES = {0x14C: "i386", 0x8664: "AMD64", 0xAA64: "ARM64", 0xA641: "ARM64EC"}
 # Truncated (and full, for COFF objects with a string table) device-code section names.

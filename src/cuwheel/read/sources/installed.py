@@ -1,4 +1,4 @@
-"""An installed distribution, read through the source interface (sources.py), and its
+"""An installed distribution, read through the source interface (source.py), and its
 own files (``*.dist-info``: METADATA, WHEEL, RECORD; the
 installation format of PyPA's "Recording installed projects"), found in the site
 directories and read with bounds instead of through ``importlib.metadata`` (whole-file,
@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from cuwheel._paths import decode_text, read_untrusted, resolve_inside
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Problem, Source, WheelInfo
-from cuwheel.read.sources import Plan, Read, read_opened, read_path, read_source
+from cuwheel.read.device.payloads import PayloadMode
+from cuwheel.read.sources.source import Plan, Read, read_opened, read_path, read_source
 
 __all__ = [
     "MAX_DISTS",
@@ -225,7 +226,7 @@ def installed_names(sites: Sequence[str] | None = None) -> list[str]:
 
 
 class DistSource:
-    """An installed distribution behind the source interface (sources.py): the files
+    """An installed distribution behind the source interface (source.py): the files
     its RECORD lists inside site-packages, labelled ``<name> <version>``; InputError when
     it is not installed."""
 
@@ -238,7 +239,7 @@ class DistSource:
     def plan(self) -> Plan:
         return Plan(None, list(self.dist.problems), [(f, 0) for f in self.dist.files])
 
-    def read(self, name: str, payload: str) -> Read:
+    def read(self, name: str, payload: PayloadMode) -> Read:
         binaries, problems, _ = read_path(name, payload)
         return binaries, problems
 
@@ -246,13 +247,13 @@ class DistSource:
         pass
 
 
-def dist_source(name: str, payload: str = "sample") -> Source:
+def dist_source(name: str, payload: PayloadMode = "sample") -> Source:
     """The installed distribution ``name`` read (its files named by their paths on
     disk); one not installed is a Source holding that problem."""
     return read_opened(lambda: DistSource(name), "distribution", name, payload)
 
 
-def installed_source(name: str, payload: str = "sample") -> Source:
+def installed_source(name: str, payload: PayloadMode = "sample") -> Source:
     """An installed distribution read as the wheel it was installed from: its files under
     the site-packages directory, named ``<wheel file name>!<path>`` as a wheel's members
     are, and a WheelInfo from its METADATA and WHEEL (the file name is made up from the
@@ -260,8 +261,8 @@ def installed_source(name: str, payload: str = "sample") -> Source:
     :func:`dist_source` reads it (one DistSource); only the names differ."""
     from packaging.version import InvalidVersion, Version
 
-    from cuwheel.read.tables import MAX_NAME
-    from cuwheel.read.wheelmeta import MAX_WHEEL_FILE, wheel_file_tags
+    from cuwheel.read.bytes.tables import MAX_NAME
+    from cuwheel.read.sources.wheelmeta import MAX_WHEEL_FILE, wheel_file_tags
 
     src = DistSource(name)
     dist = src.dist

@@ -10,9 +10,9 @@ import struct
 from collections.abc import Iterator
 
 from cuwheel.errors import InputError
-from cuwheel.read.files import open_fd
-from cuwheel.read.inflate import CODEC_ERRORS, METHODS, STORED, decoder, isal
-from cuwheel.read.zipdir import (
+from cuwheel.read.sources.files import open_fd
+from cuwheel.read.sources.inflate import CODEC_ERRORS, METHODS, STORED, decoder, isal
+from cuwheel.read.sources.zipdir import (
     DEFAULT_LIMITS,
     EXTRA_GUESS,
     LOCAL,

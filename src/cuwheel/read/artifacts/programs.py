@@ -1,48 +1,39 @@
 """Exported programs and other device-code artifacts that are not wheels (docs/artifacts.md):
 AOTInductor packages (``.pt2``: a zip of ``<name>/data/aotinductor/<model>/`` with a wrapper
 library, cubins or fatbins and ``*_metadata.json``), ExecuTorch programs and data files
-(``.pte`` / ``.ptd``: flatbuffers "ET.." / "FT01", read by read/executorch.py), Triton
+(``.pte`` / ``.ptd``: flatbuffers "ET.." / "FT01", read by read/artifacts/executorch.py), Triton
 caches (a directory of ``<hash>/<kernel>.cubin`` next to ``<kernel>.json``) and plain
 libraries.  Each is read into the same ``Binary`` facts as a wheel's members, plus what
-the artifact records about itself: its CUDA train (and the evidence that decided it), the
-host it needs (CPU ISA, platform) and the metadata the exporter wrote.
+the artifact records about itself: the toolkit paths its build left in it, the host it
+needs (CPU ISA, platform) and the metadata the exporter wrote.  The CUDA train all that
+says is judged in cuwheel.rules.artifact_train.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import mmap
 import os
 import re
-import struct
-from collections.abc import Callable, Iterator
 
 from cuwheel._json import JsonError, load_json
 from cuwheel._paths import open_untrusted, read_untrusted
 from cuwheel.errors import InputError
 from cuwheel.model.artifact import ArtifactFacts, TrainEvidence
 from cuwheel.model.inventory import Binary, Problem, Source
-from cuwheel.read.binary import SNIFF_BYTES, read_binary, sniff
-from cuwheel.read.cubin import EM_CUDA
-from cuwheel.read.sources import (
-    DEFAULT_LIMITS,
-    Limits,
-    Member,
-    WheelFile,
-    read_member,
-    read_path,
-)
-from cuwheel.read.stream import Chunk
+from cuwheel.read.binary.embedded import container_ranges, embedded_cubins
+from cuwheel.read.binary.sniff import SNIFF_BYTES
+from cuwheel.read.sources.source import read_member, read_path
+from cuwheel.read.sources.wheelfile import WheelFile
+from cuwheel.read.sources.zipdir import DEFAULT_LIMITS, Limits, Member
 
-__all__ = ["artifact_kind", "embedded_cubins", "facts_of", "read_artifact"]
+__all__ = ["artifact_kind", "read_artifact"]
 
 # Members and embedded images read per artifact; beyond these the input is refused.
 MAX_TEXT_MEMBER = 8 << 20
 MAX_TEXT_TOTAL = 64 << 20  # text members of one package read, all together
 MAX_MEMBER = 1 << 30  # an ExecuTorch segment or a plain library read whole
 MAX_SCANNED = 512 << 20  # a host library searched for embedded cubins
-MAX_EMBEDDED = 4096
 MAX_KERNEL_JSON = 1 << 20
 
 _AOTI_DIR = re.compile(r"(?:^|/)data/aotinductor/")
@@ -53,7 +44,6 @@ _BUILD_PATH = [
     # NVIDIA's CUDA 13 wheels install under nvidia/cu13/ (major only)
     re.compile(rb"nvidia[\\/]+cu([0-9]{2})[\\/]"),
 ]
-_RUNTIME_IMPORT = re.compile(r"^cuda[A-Z][A-Za-z0-9_]*$")
 
 
 def artifact_kind(path: str) -> str | None:
@@ -72,14 +62,10 @@ def artifact_kind(path: str) -> str | None:
         return None
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         return "aoti-package" if lower.endswith(".pt2") else None
-    from cuwheel.read.executorch import flatbuffer_kind
+    from cuwheel.read.artifacts.executorch import flatbuffer_kind
 
-    fb = flatbuffer_kind(head)
-    if fb is not None:
-        return fb
-    if lower.endswith((".pt2", ".pte", ".ptd")):
-        return None  # named like one but is not: read as a file, and refused there
-    return None
+    # None too for a file named .pt2 / .pte / .ptd that is not one: it is read as a file
+    return flatbuffer_kind(head)
 
 
 def _is_triton_cache(root: str) -> bool:
@@ -101,67 +87,6 @@ def _is_triton_cache(root: str) -> bool:
     return False
 
 
-def _container_ranges(hosts: list[Binary]) -> list[tuple[int, int]]:
-    return [(c.offset, c.offset + c.size) for b in hosts if b.format in ("elf", "pe")
-            for c in b.containers]
-
-
-def embedded_cubins(display: str, data: bytes, limit: int = MAX_EMBEDDED,
-                    skip: list[tuple[int, int]] | None = None) -> list[Binary]:
-    """CUDA ELF images embedded whole in a host library's data (AOTInductor's
-    ``embed_kernel_binary``, ExecuTorch's CUDA backend): each read as a cubin named
-    ``display@0xOFFSET``.  The image ends at the later of its section and program header
-    tables (the CUDA ELF layout puts the section headers last).  Cubins inside the fatbin
-    containers in ``skip`` (offset ranges) are the containers' entries already: not again."""
-    out: list[Binary] = []
-    skip = skip or []
-    pos = data.find(b"\x7fELF", 1)
-    while pos != -1 and len(out) < limit:
-        inside = next((end for start, end in skip if start <= pos < end), None)
-        if inside is not None:
-            pos = data.find(b"\x7fELF", inside)
-            continue
-        if pos + 64 <= len(data) and data[pos + 4] == 2 and data[pos + 5] == 1:
-            e_machine, = struct.unpack_from("<H", data, pos + 18)
-            if e_machine == EM_CUDA:
-                phoff, shoff = struct.unpack_from("<QQ", data, pos + 32)
-                phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, pos + 54)
-                end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
-                if 64 <= end <= len(data) - pos:
-                    image = data[pos : pos + end]
-                    name = f"{display}@0x{pos:x}"
-                    # bytes that only look like an ELF header are skipped
-                    with contextlib.suppress(InputError):
-                        out += read_binary(name, len(image), _one(image), "cubin")
-                    pos = data.find(b"\x7fELF", pos + end)
-                    continue
-        pos = data.find(b"\x7fELF", pos + 1)
-    return out
-
-
-def _one(data: bytes) -> Callable[[], Iterator[Chunk]]:
-    """A chunk source of bytes already in memory."""
-
-    def gen() -> Iterator[Chunk]:
-        yield data
-
-    return gen
-
-
-def _read_bytes(display: str, data: bytes) -> tuple[list[Binary], list[Problem]]:
-    """A member's bytes as binaries (and the cubins embedded in a host library)."""
-    kind = sniff(data[:SNIFF_BYTES])
-    if kind is None:
-        return [], []
-    try:
-        bins = read_binary(display, len(data), _one(data), kind)
-    except InputError as exc:
-        return [], [Problem(exc.path, exc.problem)]
-    if kind in ("elf", "pe"):
-        bins += embedded_cubins(display, data, skip=_container_ranges(bins))
-    return bins, []
-
-
 def _build_paths(where: str, text: bytes) -> list[TrainEvidence]:
     found: dict[tuple[int, int | None], str] = {}
     for rx in _BUILD_PATH:
@@ -171,40 +96,6 @@ def _build_paths(where: str, text: bytes) -> list[TrainEvidence]:
             if 9 <= major <= 99:
                 found.setdefault((major, minor), m.group(0).decode("ascii", "replace"))
     return [TrainEvidence("build-path", a, b, f"{where}: {s}") for (a, b), s in found.items()]
-
-
-def _binary_evidence(binaries: list[Binary]) -> tuple[list[TrainEvidence], bool]:
-    from cuwheel.knowledge import catalog
-    from cuwheel.knowledge.linkage import runtime_majors
-
-    ev: list[TrainEvidence] = []
-    imported = False
-    for b in binaries:
-        for major, lib in runtime_majors(b):
-            ev.append(TrainEvidence("runtime-link", major, None, f"{b.path}: links {lib}"))
-        if b.machine != "cuda" and not runtime_majors(b) and any(
-            _RUNTIME_IMPORT.match(u.name) and u.library is None and u.version is None
-            for u in b.undefined
-        ):
-            imported = True
-        for c in b.containers:
-            tk = c.toolkit
-            if tk is None:
-                tks = [e.toolkit for e in c.entries if e.toolkit is not None]
-                tk = tks[0] if tks else None
-            if tk is not None:
-                full = f" ({tk.full})" if tk.full else ""
-                ev.append(TrainEvidence("cubin-toolkit", tk.major, tk.minor,
-                                        f"{b.path}: cubin from CUDA {tk.major}.{tk.minor}{full}"))
-            for e in c.entries:
-                if e.kind.value == "ptx" and e.code_version:
-                    r = catalog.release_for_ptx_isa(e.code_version)
-                    if r is not None:
-                        isa = f"{e.code_version[0]}.{e.code_version[1]}"
-                        ev.append(TrainEvidence(
-                            "ptx-isa", r.major, r.minor,
-                            f"{b.path}: PTX ISA {isa} (CUDA {r.name} or later)"))
-    return _dedupe(ev), imported
 
 
 def _dedupe(ev: list[TrainEvidence]) -> list[TrainEvidence]:
@@ -273,13 +164,12 @@ def _read_aoti(path: str, limits: Limits) -> Source:
                 notes.append(f"{display}: {m.file_size} bytes; not searched for embedded cubins")
                 continue
             try:
-                binaries += _spooled_cubins(wf, m, display, _container_ranges(bs))
+                binaries += _spooled_cubins(wf, m, display, container_ranges(bs))
             except InputError as exc:
                 problems.append(Problem(exc.path, exc.problem))
-    ev, imported = _binary_evidence(binaries)
     src = Source("aoti-package", path, files_seen=seen, binaries=tuple(binaries),
                  problems=tuple(problems))
-    return _done(src, metadata, _dedupe(evidence) + ev, imported, tuple(notes))
+    return _done(src, metadata, _dedupe(evidence), tuple(notes))
 
 
 def _spooled_cubins(wf: WheelFile, m: Member, display: str,
@@ -332,29 +222,25 @@ def _read_triton_cache(root: str) -> Source:
             bs, ps, _ = read_path(p)
             binaries += bs
             problems += ps
-    ev, imported = _binary_evidence(binaries)
     src = Source("triton-cache", root, files_seen=files, binaries=tuple(binaries),
                  problems=tuple(problems))
-    return _done(src, metadata, ev, imported)
+    return _done(src, metadata)
 
 
 def _done(src: Source, metadata: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
-          evidence: list[TrainEvidence] | None = None, imported: bool = False,
+          evidence: list[TrainEvidence] | None = None,
           notes: tuple[str, ...] = ()) -> Source:
-    """The Source with its artifact facts; the host from its binaries when they agree."""
+    """The Source with its artifact facts; the host from its binaries when they agree.  The
+    evidence its binaries give (the runtime they link, the toolkit of their cubins, the PTX
+    ISA) is judged from them above the reader (cuwheel.rules.artifact_train)."""
     hosts = {b.machine for b in src.binaries if b.machine and b.machine != "cuda"}
     formats = {b.format for b in src.binaries if b.machine != "cuda"}
     facts = ArtifactFacts(
-        src.kind, tuple(dict.fromkeys(metadata)), tuple(evidence or ()), imported,
+        src.kind, tuple(dict.fromkeys(metadata)), tuple(evidence or ()),
         hosts.pop() if len(hosts) == 1 else None,
         formats.pop() if len(formats) == 1 else None, notes,
     )  # fmt: skip
     return dataclasses.replace(src, artifact=facts)
-
-
-def facts_of(source: Source) -> ArtifactFacts:
-    """The artifact facts of a Source read by read_artifact (a plain library's otherwise)."""
-    return source.artifact or ArtifactFacts("library")
 
 
 def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Source:
@@ -367,11 +253,10 @@ def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Source:
     if kind == "triton-cache":
         return _read_triton_cache(path)
     if kind in ("executorch-program", "executorch-data"):
-        from cuwheel.read.executorch import read_executorch
+        from cuwheel.read.artifacts.executorch import read_executorch
 
         src, metadata, et_notes = read_executorch(path, kind)
-        ev, imported = _binary_evidence(list(src.binaries))
-        return _done(src, metadata, ev, imported, et_notes)
+        return _done(src, metadata, None, et_notes)
     bs, ps, is_bin = read_path(path)  # streamed, any size
     if not is_bin and not ps:
         ps = [Problem(path, "not an artifact cuwheel can read (AOTInductor .pt2, ExecuTorch "
@@ -383,12 +268,11 @@ def read_artifact(path: str, limits: Limits = DEFAULT_LIMITS) -> Source:
             with open_untrusted(path) as f, \
                     mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 if len(mm) <= MAX_SCANNED:  # searched through the map, never copied
-                    bs += embedded_cubins(path, mm, skip=_container_ranges(bs))  # type: ignore[arg-type]
+                    bs += embedded_cubins(path, mm, skip=container_ranges(bs))  # type: ignore[arg-type]
                     paths = _build_paths(os.path.basename(path), mm)  # type: ignore[arg-type]
                 else:
                     notes = (f"{len(mm)} bytes; not searched for embedded cubins or paths",)
         except (OSError, ValueError) as exc:
             ps.append(Problem(path, str(exc)))
-    ev, imported = _binary_evidence(bs)
     src = Source("library", path, files_seen=1, binaries=tuple(bs), problems=tuple(ps))
-    return _done(src, (), _dedupe(ev + paths), imported, notes)
+    return _done(src, (), paths, notes)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cuwheel.model.inventory import UndefinedSymbol, VersionNeed
-from cuwheel.read.tables import Anomalies, StringTable
+from cuwheel.read.bytes.tables import Anomalies, StringTable
 
 __all__ = [
     "DT_RPATH",

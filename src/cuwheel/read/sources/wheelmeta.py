@@ -9,7 +9,7 @@ import os
 from cuwheel._json import JsonError, load_json
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import BuildRecord, Problem, WheelInfo
-from cuwheel.read.wheelfile import WheelFile
+from cuwheel.read.sources.wheelfile import WheelFile
 
 __all__ = [
     "MAX_RECORDS",
@@ -83,7 +83,7 @@ def _build_records(wf: WheelFile, problems: list[Problem]) -> tuple[BuildRecord,
     """What the wheel records it was built against: xformers' ``<pkg>/cpp_lib.json``
     (``{"version": {"torch": "2.10.0+cu128", "cuda": 1208, ...}, ...}``, written by its
     setup.py into every wheel since 0.0.2x).  A file that is not that JSON is no record."""
-    from cuwheel.read.tables import MAX_NAME
+    from cuwheel.read.bytes.tables import MAX_NAME
 
     out: list[BuildRecord] = []
     for name in wf.infos:
@@ -137,7 +137,7 @@ def _wheel_file_tags(wf: WheelFile, meta_name: str | None,
 def wheel_file_tags(raw: bytes) -> tuple[str, ...]:
     """The ``Tag:`` lines of a WHEEL file's bytes (at most MAX_WHEEL_FILE of them are
     read), at most MAX_WHEEL_TAGS, each cut to MAX_NAME characters."""
-    from cuwheel.read.tables import MAX_NAME
+    from cuwheel.read.bytes.tables import MAX_NAME
 
     tags: list[str] = []
     for line in raw[:MAX_WHEEL_FILE].decode("utf-8", "replace").splitlines():

@@ -8,9 +8,9 @@ missed; the driver then streams the file again and serves only those, stopping a
 as none is pending.  A file in memory or on disk is one chunk, so every
 request is served at once and nothing is ever missed.
 
-While streaming, the scan also looks for the fatbin container signature everywhere,
-because device code is not always in the named sections
-(docs/formats.md#code-outside-the-named-sections).
+While streaming, the scan also looks everywhere for a signature its caller names (the
+fatbin container signature, read/device/fatbin.py), because device code is not always in
+the named sections (docs/formats.md#code-outside-the-named-sections).
 
 The bounded helpers every reader shares (anomalies, name budget, string tables, range
 maps) are in tables.py.
@@ -26,33 +26,8 @@ from collections.abc import Callable, Iterable
 from typing import Union
 
 from cuwheel.errors import StreamError
-from cuwheel.read.fatbin import CONTAINER_SIGNATURE
 
-# The shared bounded helpers moved to tables.py; re-exported for importers of this module.
-from cuwheel.read.tables import (
-    MAX_ANOMALIES,
-    MAX_NAME,
-    MAX_NAME_BYTES,
-    Anomalies,
-    NameBudget,
-    RangeMap,
-    StringTable,
-)
-
-__all__ = [
-    "MAX_ANOMALIES",
-    "MAX_NAME",
-    "MAX_NAME_BYTES",
-    "Anomalies",
-    "Callback",
-    "Chunk",
-    "FileBuffer",
-    "NameBudget",
-    "RangeMap",
-    "Scan",
-    "StreamError",
-    "StringTable",
-]
+__all__ = ["Callback", "Chunk", "FileBuffer", "Scan"]
 
 Callback = Callable[[bytes], None]
 
@@ -109,6 +84,10 @@ MAX_REQUEST = 512 << 20
 # cost terabytes of copying.  Honest readers ask for each table once.
 REQUEST_FACTOR = 4
 REQUEST_SLACK = 64 << 20
+# The signature searched for has this many bytes (the fatbin container's: magic, version
+# and header size); a hit may start up to _TAIL bytes before the end of what is searched.
+SIGNATURE_SIZE = 8
+_TAIL = SIGNATURE_SIZE - 1
 
 
 class Scan:
@@ -116,10 +95,14 @@ class Scan:
         self,
         size: int,
         *,
+        signature: bytes = b"",
         on_signature: Callable[[int], None] | None = None,
         window: int = DEFAULT_WINDOW,
     ) -> None:
+        if signature and len(signature) != SIGNATURE_SIZE:
+            raise ValueError(f"a signature has {SIGNATURE_SIZE} bytes, not {len(signature)}")
         self.size = size
+        self.signature = signature  # what on_signature is called for
         self.on_signature = on_signature
         self.window = window
         # Pending requests ordered by where they end (when they can be served) ...
@@ -145,7 +128,7 @@ class Scan:
         # File ranges the signature scan may skip (executable code), set by host readers.
         self.skip: list[tuple[int, int]] = []
         # ... unless this is set: then they are searched too, and the driver judges the
-        # hits there once the sections are known (binary.py).
+        # hits there once the sections are known (read/binary/sniff.py).
         self.search_code = False
         # Extents of containers already found: their payloads need no search either.
         self.skip_known: list[tuple[int, int]] = []
@@ -269,6 +252,8 @@ class Scan:
     def find_signatures(self, start: int, end: int) -> list[int]:
         """Container signatures in [start, end) of a resident file."""
         assert self.resident
+        sig = self.signature
+        assert sig
         hits: list[int] = []
         # Read in pieces, each once: a section holding thousands of containers (cuFFT's
         # .data) must not be re-read from every hit onwards.
@@ -276,13 +261,13 @@ class Scan:
         while at < end:
             stop = min(end, at + _SEARCH_PIECE)
             piece = self._buf[at:stop]
-            i = piece.find(CONTAINER_SIGNATURE)
+            i = piece.find(sig)
             while i >= 0:
                 hits.append(at + i)
-                i = piece.find(CONTAINER_SIGNATURE, i + 8)
+                i = piece.find(sig, i + SIGNATURE_SIZE)
             if stop >= end:
                 break
-            at = stop - (len(CONTAINER_SIGNATURE) - 1)  # a signature may straddle two pieces
+            at = stop - _TAIL  # a signature may straddle two pieces
         return hits
 
     def feed_all(self, chunks: Iterable[Chunk]) -> None:
@@ -330,16 +315,16 @@ class Scan:
         return b"".join(parts)
 
     def _find_signature(self, at: int, stop: int) -> int:
-        """Offset of the first signature starting in [at, stop - 7), or -1."""
-        base = self._buf_start
+        """Offset of the first signature starting in [at, stop - _TAIL), or -1."""
+        base, sig = self._buf_start, self.signature
         if at < base:  # one that starts in an earlier chunk and ends in this one
-            i = self._bytes(at, min(stop, base + 7)).find(CONTAINER_SIGNATURE)
+            i = self._bytes(at, min(stop, base + _TAIL)).find(sig)
             if i >= 0:
                 return at + i
             at = base
-            if stop - at < 8:
+            if stop - at < SIGNATURE_SIZE:
                 return -1
-        i = self._buf.find(CONTAINER_SIGNATURE, at - base, stop - base)
+        i = self._buf.find(sig, at - base, stop - base)
         return -1 if i < 0 else base + i
 
     def _keep_from(self) -> int:
@@ -371,37 +356,37 @@ class Scan:
         The ranges to skip sit in a heap by start: each is popped once, when the scan
         reaches it (thousands of executable segments or known containers cost n log n,
         not a list rebuilt per step).  One that reaches into the next chunk is kept for
-        the next call, which starts 7 bytes back for signatures across the boundary."""
+        the next call, which starts _TAIL bytes back for signatures across the boundary."""
         on_signature = self.on_signature
-        assert on_signature is not None
+        assert on_signature is not None and self.signature
         find = self._find_signature
-        at = max(self._scanned - 7, self._low)
+        at = max(self._scanned - _TAIL, self._low)
         hi = self.pos
         self._scanned = hi
         heap = self._skips
-        tail: list[int] | None = None  # merged skipped ranges that reach past hi - 8
-        while at + 8 <= hi:
+        tail: list[int] | None = None  # merged skipped ranges that reach past hi - SIGNATURE_SIZE
+        while at + SIGNATURE_SIZE <= hi:
             self._take_skips()
             while heap and heap[0][0] <= at:
                 s0, s1 = heapq.heappop(heap)
                 if s1 > at:
                     at = s1
-                    if s1 > hi - 8:
+                    if s1 > hi - SIGNATURE_SIZE:
                         if tail is None:
                             tail = [s0, s1]
                         else:
                             tail[0], tail[1] = min(tail[0], s0), s1
-            if at + 8 > hi:
+            if at + SIGNATURE_SIZE > hi:
                 break
             nxt = min(heap[0][0], hi) if heap else hi
             # a signature may start just before a skipped range
-            i = find(at, min(nxt + 7, hi))
+            i = find(at, min(nxt + _TAIL, hi))
             if i < 0:
                 at = nxt if nxt > at else at + 1
                 continue
             on_signature(i)
             self._pump()
-            at = i + 8
+            at = i + SIGNATURE_SIZE
         self._take_skips()
         if tail is not None:
             heapq.heappush(heap, (tail[0], tail[1]))

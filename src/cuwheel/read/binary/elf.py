@@ -1,6 +1,6 @@
 """Host ELF files (System V gABI): section table, dynamic section and dynamic symbols,
-read by requests on a Scan (stream.py), so a library streamed out of a wheel is never held
-whole (pyelftools needs the file seekable, and is slow on a 75,000-symbol ``.dynsym``);
+read by requests on a Scan (read/bytes/stream.py), so a library streamed out of a wheel is
+never held whole (pyelftools needs the file seekable, and is slow on a 75,000-symbol ``.dynsym``);
 tests compare with readelf.  Symbols, versions and search paths: elfsyms.py."""
 
 from __future__ import annotations
@@ -15,30 +15,22 @@ from cuwheel.model.inventory import UndefinedSymbol, VersionNeed
 
 # The dynamic-linker structures are decoded in elfsyms.py; their bounds and section
 # types are re-exported here, where the ELF reader's own are.
-from cuwheel.read.elfsyms import (
+from cuwheel.read.binary.elfsyms import (
     DT_RPATH,
     DT_RUNPATH,
     MAX_PATH_ENTRIES,
     MAX_PATH_LIST,
-    MAX_SYMBOLS,
-    MAX_UNDEFINED,
-    MAX_VERSION_RECORDS,
-    SHT_GNU_VERDEF,
-    SHT_GNU_VERNEED,
-    SHT_GNU_VERSYM,
     VERSION_SECTIONS,
     dynamic_symbols,
     has_static_cudart,
     rodata_windows,
     search_paths,
 )
-from cuwheel.read.regions import PAD_LIMIT, Region, section_region
-from cuwheel.read.stream import Scan
-from cuwheel.read.tables import Anomalies, NameBudget, RangeMap, StringTable, guarded
+from cuwheel.read.bytes.regions import PAD_LIMIT, Region, section_region
+from cuwheel.read.bytes.stream import Scan
+from cuwheel.read.bytes.tables import Anomalies, NameBudget, RangeMap, StringTable, guarded
 
-__all__ = ["DEVICE_SECTIONS", "ELF_MACHINES", "MAX_PATH_ENTRIES", "MAX_PATH_LIST",
-           "MAX_SYMBOLS", "MAX_UNDEFINED", "MAX_VERSION_RECORDS", "SHT_GNU_VERDEF",
-           "SHT_GNU_VERNEED", "SHT_GNU_VERSYM", "ElfError", "ElfFacts", "ElfReader"]
+__all__ = ["DEVICE_SECTIONS", "ELF_MACHINES", "ElfFacts", "ElfReader"]
 
 ELF_MACHINES = {
     3: "i386",

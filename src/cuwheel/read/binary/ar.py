@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuwheel.errors import ArError
-from cuwheel.read.stream import Scan
-from cuwheel.read.tables import MAX_NAME, NameBudget
+from cuwheel.read.bytes.stream import Scan
+from cuwheel.read.bytes.tables import MAX_NAME, NameBudget
 
-__all__ = ["AR_MAGIC", "MAX_MEMBERS", "ArError", "ArReader"]
+__all__ = ["AR_MAGIC", "MAX_MEMBERS", "ArReader"]
 
 AR_MAGIC = b"!<arch>\n"
 _HEADER = 60
