@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cuwheel.checks.context import CheckContext, Lib
-from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Component
+from cuwheel.rules.judge import active_catalog
 
 __all__ = ["cuda_links"]
 
@@ -13,7 +13,7 @@ def cuda_links(ctx: CheckContext, lib: Lib) -> list[tuple[str, tuple[Component, 
     """(linked name, catalog components that ship it on this OS) for CUDA runtime libraries."""
     out = []
     for name in lib.binary.needed:
-        comps = catalog.find_library(name, os=ctx.os)
+        comps = active_catalog().find_library(name, os=ctx.os)
         if comps:
             out.append((name, comps))
     return out

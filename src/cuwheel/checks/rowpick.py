@@ -18,7 +18,6 @@ from typing import Protocol
 
 from cuwheel.checks.trains import infer_train, train_requires, wheel_release
 from cuwheel.errors import ConfigError
-from cuwheel.knowledge import catalog
 from cuwheel.model.inventory import Source
 from cuwheel.plan.rows import CPU_TRAIN, Row, Train, parse_train, plan_for
 from cuwheel.plan.select import (
@@ -30,6 +29,7 @@ from cuwheel.plan.select import (
     parse_wheel_name,
     select,
 )
+from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.runtime import runtime_majors
 
 __all__ = ["Evidence", "Matrix", "asked_row", "matrix_rows", "pick_by_evidence", "pick_by_name",
@@ -215,4 +215,4 @@ def _refuse(rows: Sequence[Row], found: Sequence[Row], said: str, plat: str | No
 
 def newest_release_train() -> Train:
     """The train audit mode assumes for a CUDA wheel whose libraries name none."""
-    return Train(catalog.releases()[-1])
+    return Train(active_catalog().releases[-1])

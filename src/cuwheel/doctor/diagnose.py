@@ -21,9 +21,9 @@ from cuwheel.doctor.loader import (
 )
 from cuwheel.doctor.torchabi import torch_abi_findings
 from cuwheel.doctor.verdict import VariantChoice, judge_distribution, loaded_binaries
-from cuwheel.knowledge.catalog import is_cuda_library
 from cuwheel.knowledge.platforms import BINARY_FORMATS
 from cuwheel.model.inventory import Binary, Inventory
+from cuwheel.rules.judge import Rules, active_catalog, judging
 from cuwheel.rules.rollup import WheelState, combine_states
 from cuwheel.rules.runtime import runtime_majors
 
@@ -127,7 +127,7 @@ def read_file_binary(path: str) -> Binary | None:
 
 def _cuda_related(b: Binary) -> bool:
     return b.has_device_code or bool(runtime_majors(b)) or any(
-        is_cuda_library(n, binary_os(b)) for n in b.needed)
+        active_catalog().is_cuda_library(n, binary_os(b)) for n in b.needed)
 
 
 def _entries(env: Environment, environ: dict[str, str]) -> list[str]:
@@ -141,7 +141,7 @@ def _entries(env: Environment, environ: dict[str, str]) -> list[str]:
             if b.file_type not in ("shared", "dll") or b.archive is not None:
                 continue
             name = b.soname or os.path.basename(b.path)
-            if is_cuda_library(name, binary_os(b)):
+            if active_catalog().is_cuda_library(name, binary_os(b)):
                 continue
             out.append(b.path)
     return out
@@ -205,8 +205,17 @@ def diagnose(
     ctx: SearchContext,
     *,
     reader: object = None,
+    rules: Rules | None = None,
 ) -> Diagnosis:
-    """The environment on each target; ``ctx``: what the loader searches on this machine."""
+    """The environment on each target; ``ctx``: what the loader searches on this machine;
+    ``rules``: the judge (rules/judge.py; default: the shipped catalog's)."""
+    with judging(rules):
+        return _diagnose(env, targets, ctx, reader)
+
+
+def _diagnose(
+    env: Environment, targets: Sequence[Target], ctx: SearchContext, reader: object
+) -> Diagnosis:
     environ = dict(ctx.environ)
     process = simulate(env, _entries(env, environ), ctx,
                        reader if callable(reader) else read_file_binary)  # fmt: skip

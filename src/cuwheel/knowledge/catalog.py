@@ -185,6 +185,19 @@ class Catalog:
                 return r
         return None
 
+    def min_driver_for_ptx_isa(self, isa: str | tuple[int, int], os: str = "linux") -> str | None:
+        """Minimum driver that can JIT PTX of ``isa`` on ``os``; None when unknown."""
+        r = self.release_for_ptx_isa(isa)
+        return None if r is None else r.min_driver(os)
+
+    def codec_release(self, codec: str) -> Release | None:
+        """The first CUDA release whose drivers decode fatbin payloads of ``codec`` ("zstd");
+        None when any driver does, or when it is not known."""
+        for name, version in self.codec_gates:
+            if name == codec:
+                return self.release(version)
+        return None
+
     def minor_compat_floor(self, major: int) -> MinorCompat | None:
         """The driver floor above which any runtime of ``major`` runs (minor-version
         compatibility, docs/cuda.md#minor-version-compatibility)."""
@@ -217,6 +230,17 @@ class Catalog:
         if any(match_lib(base, p) for p in self.not_driver):
             return False
         return any(match_lib(base, p) for p in self.driver_linux + self.driver_windows)
+
+    def is_cuda_library(self, name: str, os: str | None = None, *, driver: bool = False) -> bool:
+        """The one answer to "is this a CUDA library": a library of NVIDIA's CUDA components
+        (shipped on ``os``; any OS when None), or with ``driver`` one of the driver's own
+        (``libcuda.so.1``, ``nvcuda.dll``)."""
+        return bool(self.find_library(name, os=os)) or (driver and self.is_driver_library(name))
+
+    def gpu_hint(self, query: str) -> str:
+        """``; did you mean 'H100'?`` for a GPU query that matched nothing, or ``""``."""
+        name = nearest_gpu_name(self.gpus, query)
+        return f"; did you mean {name!r}?" if name else ""
 
     # -- platforms and consumers -------------------------------------------------
     def platform(self, name: str) -> Platform | None:
@@ -297,7 +321,9 @@ def load_catalog() -> Catalog:
 
 
 # ---------------------------------------------------------------------------- lookups
-# The shipped catalog's lookups, for the callers that use the shipped data.
+# The shipped catalog's lookups, for the callers that use the shipped data outside the
+# judgement (plan, render, cli); the rule modules ask the active Rules' catalog instead
+# (rules/judge.py; tests/test_architecture.py).
 
 
 def find_gpus(query: str = "") -> tuple[GpuMatch, ...]:
@@ -305,9 +331,7 @@ def find_gpus(query: str = "") -> tuple[GpuMatch, ...]:
 
 
 def gpu_hint(query: str) -> str:
-    """``; did you mean 'H100'?`` for a GPU query that matched nothing, or ``""``."""
-    name = nearest_gpu_name(load_catalog().gpus, query)
-    return f"; did you mean {name!r}?" if name else ""
+    return load_catalog().gpu_hint(query)
 
 
 def gpu_for_arch(arch: Arch | str) -> Gpu | None:
@@ -331,11 +355,7 @@ def release_for_ptx_isa(isa: str | tuple[int, int]) -> Release | None:
 
 
 def min_driver_for_ptx_isa(isa: str | tuple[int, int], os: str = "linux") -> str | None:
-    """Minimum driver that can JIT PTX of ``isa`` on ``os``; None when unknown."""
-    r = release_for_ptx_isa(isa)
-    if r is None:
-        return None
-    return r.min_driver(os)
+    return load_catalog().min_driver_for_ptx_isa(isa, os)
 
 
 def minor_compat_floor(major: int) -> MinorCompat | None:
@@ -347,12 +367,7 @@ def forward_compat() -> ForwardCompat | None:
 
 
 def codec_release(codec: str) -> Release | None:
-    """The first CUDA release whose drivers decode fatbin payloads of ``codec`` ("zstd");
-    None when any driver does, or when it is not known."""
-    for name, version in load_catalog().codec_gates:
-        if name == codec:
-            return release(version)
-    return None
+    return load_catalog().codec_release(codec)
 
 
 def renames() -> tuple[Rename, ...]:
@@ -370,10 +385,7 @@ def is_driver_library(name: str) -> bool:
 
 
 def is_cuda_library(name: str, os: str | None = None, *, driver: bool = False) -> bool:
-    """The one answer to "is this a CUDA library": a library of NVIDIA's CUDA components
-    (shipped on ``os``; any OS when None), or with ``driver`` one of the driver's own
-    (``libcuda.so.1``, ``nvcuda.dll``)."""
-    return bool(find_library(name, os=os)) or (driver and is_driver_library(name))
+    return load_catalog().is_cuda_library(name, os, driver=driver)
 
 
 def platform(name: str) -> Platform | None:

@@ -62,10 +62,10 @@ def iter_records(paths: Iterable[str], damaged: list[Any]) -> Iterator[dict[str,
 def _gpus() -> list[tuple[Any, str, tuple[str, ...] | None]]:
     """(Arch, label, the only platforms whose machines carry it or None) of every GPU
     compute capability in the catalog."""
-    from cuwheel.knowledge import catalog
+    from cuwheel.rules.judge import active_catalog
 
     out = []
-    for g in sorted(catalog.load_catalog().gpus, key=lambda g: g.arch.number):
+    for g in sorted(active_catalog().gpus, key=lambda g: g.arch.number):
         names = [p.name for p in g.products][:2]
         label = f"{g.family}: {', '.join(names)}" if names else g.family
         out.append((g.arch, label, g.fixed_hosts()))
