@@ -12,7 +12,6 @@ import zstandard
 import checkwheels as cw
 import cuwheel
 from cuwheel import compat
-from cuwheel.checks.trains import LibraryTrain, wheel_release
 from cuwheel.compat import Verdict
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
@@ -26,6 +25,7 @@ from cuwheel.model.inventory import (
 )
 from cuwheel.read.containers import Candidate, assign_containers
 from cuwheel.read.fatbin import FatbinError, decompress_prefix
+from cuwheel.rules.trains import LibraryTrain, wheel_release
 from wheelfactory import make_wheel
 
 

@@ -17,10 +17,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from cuwheel.errors import ConfigError, InputError
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, Source
 from cuwheel.plan.rows import CPU_TRAIN, Row, Train
-from cuwheel.rules.judge import Rules, active_catalog, judging
+from cuwheel.rules.judge import Rules, judging
 
 __all__ = ["DerivedRow", "derive_rows", "native_gpus"]
 
@@ -113,12 +114,12 @@ def _cuda_requirements(requires: Sequence[str], platform: str | None) -> tuple[s
 
 
 def _read_wheel(path: str) -> _Facts:
-    from cuwheel.checks.trains import infer_train, train_requires, wheel_release
+    from cuwheel.knowledge.linkage import runtime_majors
     from cuwheel.plan.select import parse_wheel_name
     from cuwheel.read.inspect import inspect
     from cuwheel.rules.evidence import specialised_only
     from cuwheel.rules.loading import counted_containers
-    from cuwheel.rules.runtime import runtime_majors
+    from cuwheel.rules.trains import infer_train, train_requires, wheel_release
 
     if os.path.isdir(path):
         raise InputError(path, "is a directory; name the wheels (--from dist/*.whl)")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from cuwheel.checks.context import CheckContext, Lib
-from cuwheel.knowledge.catalog import Component
-from cuwheel.rules.judge import active_catalog
+from cuwheel.knowledge.catalog import Component, active_catalog
 
 __all__ = ["cuda_links"]
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from cuwheel.errors import ArchSpellingError, ConfigError
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.knowledge.cuda import Release
 from cuwheel.model.arch import (
     Arch,
@@ -24,7 +25,6 @@ from cuwheel.model.arch import (
 )
 from cuwheel.model.inventory import Binary, CodeKind
 from cuwheel.rules.evidence import specialised_only
-from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.loading import counted_containers
 
 __all__ = [

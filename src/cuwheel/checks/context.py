@@ -21,14 +21,13 @@ from cuwheel.checks.findings import Finding
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.profiles import DEFAULT_PROFILE, ROW_PROFILE, Profile
 from cuwheel.checks.profiles import profile as load_profile
-from cuwheel.checks.trains import LibraryTrain, infer_train, release_of, train_requires
-from cuwheel.knowledge.catalog import Component, Platform
+from cuwheel.knowledge.catalog import Component, Platform, active_catalog
 from cuwheel.knowledge.platforms import platform_record
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Source
 from cuwheel.plan.rows import Plan
-from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.loading import counted_containers
+from cuwheel.rules.trains import LibraryTrain, infer_train, release_of, train_requires
 
 __all__ = ["CheckContext", "Declared", "Lib", "declared_requirements", "platform_environment"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
-from cuwheel.rules.judge import active_catalog
+from cuwheel.knowledge.catalog import active_catalog
 
 __all__ = ["check_cpu"]
 

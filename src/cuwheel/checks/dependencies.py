@@ -13,8 +13,8 @@ from cuwheel.checks._libs import cuda_links
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Declared, Lib
 from cuwheel.checks.findings import Finding
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.model.inventory import BuildRecord
-from cuwheel.rules.judge import active_catalog
 
 __all__ = [
     "carrier_linked", "check_carried_majors", "check_dependencies",

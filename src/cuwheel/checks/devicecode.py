@@ -15,10 +15,11 @@ from cuwheel.checks.claims import IMPLICIT, library_claim
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
+from cuwheel.knowledge.catalog import active_catalog
+from cuwheel.knowledge.linkage import binary_os
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import CodeKind, FatbinContainer
 from cuwheel.rules.evidence import Alternative, alternatives, specialised_only
-from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.library import LibraryVerdict, judge_library
 from cuwheel.rules.loading import (
     ContainerVerdict,
@@ -27,7 +28,6 @@ from cuwheel.rules.loading import (
     judge_container,
 )
 from cuwheel.rules.rollup import judge_group
-from cuwheel.rules.runtime import binary_os
 from cuwheel.rules.shapes import judge_containers
 
 _Containers = tuple[FatbinContainer, ...]

@@ -11,8 +11,8 @@ from packaging.utils import canonicalize_name
 
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.knowledge.packages import load_driver_stand_ins
-from cuwheel.rules.judge import active_catalog
 
 __all__ = ["check_driver", "driver_identity"]
 

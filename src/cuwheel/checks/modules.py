@@ -8,7 +8,7 @@ import fnmatch
 
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
-from cuwheel.rules.judge import active_catalog
+from cuwheel.knowledge.catalog import active_catalog
 
 __all__ = ["check_modules"]
 

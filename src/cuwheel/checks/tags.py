@@ -7,9 +7,9 @@ from __future__ import annotations
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
 from cuwheel.errors import ConfigError
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.model.inventory import CodeKind
 from cuwheel.plan.rows import Train, parse_train
-from cuwheel.rules.judge import active_catalog
 
 __all__ = ["check_machine", "check_train"]
 

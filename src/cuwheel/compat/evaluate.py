@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cuwheel.compat.targets import Target, driver_knows_gpu, effective_arch
+from cuwheel.knowledge.catalog import active_catalog
+from cuwheel.knowledge.linkage import binary_os
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
 from cuwheel.rules._memo import library_shape
 from cuwheel.rules.evidence import core_library
-from cuwheel.rules.judge import Rules, active_catalog, active_rules, judging
+from cuwheel.rules.judge import Rules, active_rules, judging
 from cuwheel.rules.library import LibraryVerdict, judge_library
 from cuwheel.rules.loading import (
     ContainerVerdict,
@@ -26,7 +28,6 @@ from cuwheel.rules.loading import (
 )
 from cuwheel.rules.rollup import WheelState, WheelVerdict, combine_states, judge_wheel
 from cuwheel.rules.runtime import (
-    binary_os,
     binary_platform,
     driver_cuda_version,
     package_major,

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cuwheel.errors import CompatError, shown
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.knowledge.cuda import parse_version
 from cuwheel.knowledge.gpus import Gpu, Product
 from cuwheel.model.arch import Arch, ArchSpellingError
-from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.runtime import Driver, driver_cuda_version, version_tuple
 
 __all__ = [

@@ -87,13 +87,13 @@ def _named_files(env: Environment, facts: Iterable[Fact]) -> dict[str, Distribut
 
 
 def _components(library: str) -> tuple[Any, ...]:
-    from cuwheel.rules.judge import active_catalog
+    from cuwheel.knowledge.catalog import active_catalog
 
     return active_catalog().find_library(library)
 
 
 def _by_name(component: str) -> list[Any]:
-    from cuwheel.rules.judge import active_catalog
+    from cuwheel.knowledge.catalog import active_catalog
 
     return [c for c in active_catalog().components if c.name == component]
 

@@ -21,11 +21,12 @@ from cuwheel.doctor.loader import (
 )
 from cuwheel.doctor.torchabi import torch_abi_findings
 from cuwheel.doctor.verdict import VariantChoice, judge_distribution, loaded_binaries
+from cuwheel.knowledge.catalog import active_catalog
+from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.knowledge.platforms import BINARY_FORMATS
 from cuwheel.model.inventory import Binary, Inventory
-from cuwheel.rules.judge import Rules, active_catalog, judging
+from cuwheel.rules.judge import Rules, judging
 from cuwheel.rules.rollup import WheelState, combine_states
-from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
     "NO_KERNEL_IMAGE",

@@ -29,11 +29,11 @@ from cuwheel.doctor.conventions import conventions
 from cuwheel.doctor.environment import Environment
 from cuwheel.doctor.ldcache import LdCache
 from cuwheel.doctor.preload import preload_list
+from cuwheel.knowledge.catalog import active_catalog
+from cuwheel.knowledge.linkage import binary_os
 from cuwheel.knowledge.nvidia_symbols import first_release_exporting
 from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
-from cuwheel.rules.judge import active_catalog
-from cuwheel.rules.runtime import binary_os
 
 __all__ = [
     "Conflict",

@@ -61,7 +61,7 @@ def _stem(name: str) -> str:
 def _component_by_stem(name: str) -> tuple[str, str | None] | None:
     """(component name, the version the name spells) for a library no recorded major
     ships: ``cudart64_101.dll`` -> ("cudart", "10.1")."""
-    from cuwheel.rules.judge import active_catalog
+    from cuwheel.knowledge.catalog import active_catalog
 
     stem = _stem(name)
     for c in active_catalog().components:
@@ -88,7 +88,7 @@ def _own_major(component: str, name: str) -> str | None:
 
 
 def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
-    from cuwheel.rules.judge import active_catalog
+    from cuwheel.knowledge.catalog import active_catalog
 
     because: list[str] = []
     install: list[str] = []
@@ -142,7 +142,7 @@ def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
 
 
 def _driver_library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
-    from cuwheel.rules.judge import active_catalog
+    from cuwheel.knowledge.catalog import active_catalog
 
     libs = [f for f in used if f.kind == "library"]
     driver = active_catalog().is_driver_library
@@ -201,7 +201,7 @@ def _torch_build(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | No
 
 # -- the driver ----------------------------------------------------------------------
 def _driver_floor(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
-    from cuwheel.rules.judge import active_catalog
+    from cuwheel.knowledge.catalog import active_catalog
 
     os = _os(facts) or "linux"
     because: list[str] = []
@@ -230,7 +230,7 @@ def _driver_floor(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | N
 
 
 def _forward_compat(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
-    from cuwheel.rules.judge import active_catalog
+    from cuwheel.knowledge.catalog import active_catalog
 
     fc = active_catalog().forward_compat
     because = [f"forward compatibility applies to {fc.applies_to} only."] if fc else []
@@ -239,8 +239,8 @@ def _forward_compat(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution |
 
 # -- GPU architectures ------------------------------------------------------------------
 def _gpu_arch(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
+    from cuwheel.knowledge.catalog import active_catalog
     from cuwheel.model.arch import Arch
-    from cuwheel.rules.judge import active_catalog
 
     archs = _of(facts, "arch")
     asked = [f for f in archs if f.detail in ("gpu", "ptxas")] or archs[:1]

@@ -13,8 +13,10 @@ a lookup that finds nothing raises :class:`UnknownName` (a ``LookupError``).
 
 from __future__ import annotations
 
+import contextvars
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +72,7 @@ __all__ = [
     "Release",
     "Rename",
     "TorchConsumer",
+    "active_catalog",
     "build_catalog",
     "cmake_consumer",
     "codec_release",
@@ -155,6 +158,23 @@ class Catalog:
         """The GPU entry of a compute capability (variant ignored): ``"8.9"``, ``"sm_89"``."""
         a = Arch.parse(arch) if isinstance(arch, str) else arch
         return self._gpu_index.get(a.number)
+
+    @functools.cached_property
+    def _tegra_memo(self) -> dict[int, bool]:
+        return {}
+
+    def is_tegra(self, arch: Arch) -> bool:
+        """Whether CC ``arch`` is an integrated Tegra / Jetson / DRIVE GPU (``tegra``; a
+        renamed CC, Thor's 10.1, is looked up under its current name)."""
+        found = self._tegra_memo.get(arch.number)
+        if found is None:
+            gpu = self.gpu_for_arch(arch.base)
+            if gpu is None:
+                for rn in self.renames:
+                    if rn.old.base == arch.base:
+                        gpu = self.gpu_for_arch(rn.new.base)
+            found = self._tegra_memo[arch.number] = gpu is not None and gpu.tegra
+        return found
 
     # -- releases ----------------------------------------------------------------
     def release(self, version: str | tuple[int, int]) -> Release:
@@ -318,6 +338,27 @@ def load_catalog() -> Catalog:
     user cache, keyed by the files and this code: knowledge/_cache.py)."""
     return cached(DATA_FILES, lambda: build_catalog({n: read_data_file(n) for n in DATA_FILES}),
                   Catalog)
+
+
+# The catalog being judged with (rules/judge.py's Rules.active sets it); the rule modules
+# ask this, never the lookups below.
+_ACTIVE: contextvars.ContextVar[Catalog | None] = contextvars.ContextVar("catalog", default=None)
+
+
+def active_catalog() -> Catalog:
+    """The catalog of the Rules judging now (Rules.active), else the shipped one."""
+    found = _ACTIVE.get()
+    return found if found is not None else load_catalog()
+
+
+@contextmanager
+def catalog_active(catalog: Catalog) -> Iterator[Catalog]:
+    """:func:`active_catalog` is ``catalog`` inside the block (for Rules.active alone)."""
+    token = _ACTIVE.set(catalog)
+    try:
+        yield catalog
+    finally:
+        _ACTIVE.reset(token)
 
 
 # ---------------------------------------------------------------------------- lookups

@@ -175,7 +175,7 @@ def _build_paths(where: str, text: bytes) -> list[TrainEvidence]:
 
 def _binary_evidence(binaries: list[Binary]) -> tuple[list[TrainEvidence], bool]:
     from cuwheel.knowledge import catalog
-    from cuwheel.rules.runtime import runtime_majors
+    from cuwheel.knowledge.linkage import runtime_majors
 
     ev: list[TrainEvidence] = []
     imported = False

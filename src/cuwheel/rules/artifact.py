@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.knowledge.hostisa import host_isa
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import CodeKind, Source
-from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.loading import ptx_fits, sass_fits
 
 __all__ = ["IsaNeed", "code_archs", "covers", "isa_needs", "runs_on"]

@@ -9,14 +9,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.knowledge.cuda import Release
+from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, Toolkit
 from cuwheel.rules._memo import per_binary
-from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.loading import counted_containers
-from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
     "DISPATCH_ARCH_SETS",

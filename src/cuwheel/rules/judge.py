@@ -18,17 +18,17 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
-    from cuwheel.checks.trains import LibraryTrain
     from cuwheel.knowledge.catalog import Catalog
     from cuwheel.knowledge.cuda import Release
     from cuwheel.model.arch import Arch
-    from cuwheel.model.inventory import Binary, FatbinContainer, Inventory
+    from cuwheel.model.inventory import Binary, FatbinContainer
     from cuwheel.rules.library import LibraryJudgement, LibraryVerdict
     from cuwheel.rules.loading import ContainerVerdict
     from cuwheel.rules.rollup import WheelVerdict
     from cuwheel.rules.runtime import Driver, RuntimeCheck
+    from cuwheel.rules.trains import LibraryTrain
 
-__all__ = ["Rules", "active_catalog", "active_rules", "judging", "rules_for"]
+__all__ = ["Rules", "active_rules", "judging", "rules_for"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -44,11 +44,8 @@ def _judging(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         self = args[0]
         assert isinstance(self, Rules)
-        token = _ACTIVE.set(self)
-        try:
+        with self.active():
             return fn(*args, **kwargs)
-        finally:
-            _ACTIVE.reset(token)
 
     return run
 
@@ -84,9 +81,12 @@ class Rules:
     def active(self) -> Iterator[Rules]:
         """Judge with these rules inside the block (the rule modules read
         :func:`active_rules`)."""
+        from cuwheel.knowledge.catalog import catalog_active
+
         token = _ACTIVE.set(self)
         try:
-            yield self
+            with catalog_active(self.catalog):
+                yield self
         finally:
             _ACTIVE.reset(token)
 
@@ -179,7 +179,7 @@ class Rules:
 
     @_judging
     def runtime_majors(self, binary: Binary) -> tuple[tuple[int, str], ...]:
-        from cuwheel.rules.runtime import runtime_majors
+        from cuwheel.knowledge.linkage import runtime_majors
 
         return runtime_majors(binary)
 
@@ -187,30 +187,22 @@ class Rules:
     @_judging
     def infer_train(self, binary: Binary, requires: Sequence[str] = (), *,
                     project: str | None = None) -> LibraryTrain:
-        """The CUDA release train of one library (checks/trains.py)."""
-        from cuwheel.checks.trains import infer_train
+        """The CUDA release train of one library (rules/trains.py)."""
+        from cuwheel.rules.trains import infer_train
 
         return infer_train(binary, requires, project=project)
 
     @_judging
     def wheel_release(self, trains: Sequence[LibraryTrain]) -> tuple[Release, str | None] | None:
-        from cuwheel.checks.trains import wheel_release
+        from cuwheel.rules.trains import wheel_release
 
         return wheel_release(trains)
 
     @_judging
     def release_of(self, train: str) -> Release:
-        from cuwheel.checks.trains import release_of
+        from cuwheel.rules.trains import release_of
 
         return release_of(train)
-
-    # -- whole judgements ----------------------------------------------------------
-    @_judging
-    def evaluate(self, inventory: Inventory, target: Any, **kwargs: Any) -> Any:
-        """compat's :func:`cuwheel.compat.evaluate` under these rules."""
-        from cuwheel.compat.evaluate import evaluate
-
-        return evaluate(inventory, target, **kwargs)
 
 
 @functools.cache
@@ -229,11 +221,6 @@ def active_rules() -> Rules:
 def rules_for(catalog: Catalog) -> Rules:
     """Rules built from ``catalog`` (a fresh object: its caches start empty)."""
     return Rules(catalog)
-
-
-def active_catalog() -> Catalog:
-    """The catalog of :func:`active_rules`: the one the rule modules consult."""
-    return active_rules().catalog
 
 
 def judging(rules: Rules | None) -> AbstractContextManager[Rules]:

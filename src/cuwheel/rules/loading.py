@@ -16,11 +16,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry
 from cuwheel.rules._memo import per_binary
-from cuwheel.rules.judge import active_catalog, active_rules
+from cuwheel.rules.judge import active_rules
 
 __all__ = [
     "STUB_REASON",
@@ -134,18 +135,7 @@ def _renamed(code: Arch, device: Arch) -> bool:
 def is_tegra(arch: Arch) -> bool:
     """Whether CC ``arch`` is an integrated Tegra / Jetson / DRIVE GPU (catalog ``tegra``;
     a renamed CC, Thor's 10.1, is looked up under its current name)."""
-    rules = active_rules()
-    known = rules.memo("tegra")
-    found = known.get(arch)
-    if found is None:
-        cat = rules.catalog
-        gpu = cat.gpu_for_arch(arch.base)
-        if gpu is None:
-            for rn in cat.renames:
-                if rn.old.base == arch.base:
-                    gpu = cat.gpu_for_arch(rn.new.base)
-        found = known[arch] = gpu is not None and gpu.tegra
-    return bool(found)
+    return active_catalog().is_tegra(arch)
 
 
 def sass_fits(code: Arch, device: Arch) -> tuple[int, str]:

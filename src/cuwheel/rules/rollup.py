@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.knowledge.loaders import select_variant
 from cuwheel.model.arch import Arch
 from cuwheel.rules.evidence import (
@@ -32,7 +33,6 @@ from cuwheel.rules.evidence import (
     release_at_or_below,
     split_path,
 )
-from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.library import LibraryVerdict
 from cuwheel.rules.loading import Verdict, worst
 

@@ -14,14 +14,14 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cuwheel.knowledge.catalog import active_catalog
+from cuwheel.knowledge.linkage import binary_os, runtime_majors
 from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
-from cuwheel.rules.judge import active_catalog
 
 __all__ = [
     "Driver",
     "RuntimeCheck",
-    "binary_os",
     "binary_platform",
     "driver_cuda_version",
     "forward_compat_applies",
@@ -29,7 +29,6 @@ __all__ = [
     "package_major",
     "reaches",
     "runtime_check",
-    "runtime_majors",
     "version_tuple",
 ]
 
@@ -102,28 +101,6 @@ def min_driver(driver_version: str | None, cuda: tuple[int, int] | None, os: str
         return None
     return r.min_driver(os)
 
-
-
-def binary_os(binary: Binary) -> str:
-    """The OS whose driver would load ``binary``: the OS of the platforms whose native
-    format it has (``"windows"`` for PE files, data/platforms.toml), else ``"linux"``."""
-    return load_platforms().os_of_format(binary.format) or "linux"
-
-
-def runtime_majors(binary: Binary) -> tuple[tuple[int, str], ...]:
-    """CUDA majors the binary is tied to, with the library that says so: its own soname or
-    a DT_NEEDED / imported DLL shipped by a toolkit component of exactly one CUDA major
-    (``libcudart.so.13`` -> 13; ``libcurand.so.10``, in 11, 12 and 13, says nothing)."""
-    os = binary_os(binary)
-    out: list[tuple[int, str]] = []
-    names = ([binary.soname] if binary.soname else []) + list(binary.needed)
-    cat = active_catalog()
-    for name in names:
-        comps = [c for c in cat.find_library(name, os=os) if c.extra is not None]
-        majors = {c.major for c in comps}
-        if len(majors) == 1:
-            out.append((majors.pop(), name))
-    return tuple(dict.fromkeys(out))
 
 
 def binary_platform(binary: Binary) -> str | None:

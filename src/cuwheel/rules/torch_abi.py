@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.knowledge.packages import PackageLibraries
 from cuwheel.knowledge.torchabi import TorchAbi, TorchRelease, load_torch_abi, symbol_key
 from cuwheel.model.inventory import Binary
-from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.runtime import binary_platform
 
 __all__ = [

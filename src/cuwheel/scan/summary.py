@@ -62,7 +62,7 @@ def iter_records(paths: Iterable[str], damaged: list[Any]) -> Iterator[dict[str,
 def _gpus() -> list[tuple[Any, str, tuple[str, ...] | None]]:
     """(Arch, label, the only platforms whose machines carry it or None) of every GPU
     compute capability in the catalog."""
-    from cuwheel.rules.judge import active_catalog
+    from cuwheel.knowledge.catalog import active_catalog
 
     out = []
     for g in sorted(active_catalog().gpus, key=lambda g: g.arch.number):

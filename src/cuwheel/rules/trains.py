@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from packaging.requirements import InvalidRequirement, Requirement
 
 from cuwheel.errors import UnknownName
+from cuwheel.knowledge.catalog import active_catalog
 from cuwheel.knowledge.cuda import Release
+from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.model.inventory import Binary, WheelInfo
 from cuwheel.model.train import TrainName, TrainSpellingError, parse_train_name
-from cuwheel.rules.judge import active_catalog
 from cuwheel.rules.loading import counted_containers
-from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
     "LibraryTrain", "infer_train", "named_major", "pinned_release", "release_of",
