@@ -280,6 +280,9 @@ OWNERS: tuple[tuple[str, str, str], ...] = (
      r"cu\(\[0-9\]\{[0-9,]+\}\)\(\[0-9\]\)", "model/train.py"),
     ("the CPUs a process may use (read/schedule.py cpu_count)",
      r"sched_getaffinity", "read/schedule.py"),
+    # every input file (not one cuwheel writes): non-blocking, S_ISREG on the descriptor
+    ("opening a regular file (cuwheel._paths.open_untrusted)",
+     r"O_NONBLOCK|S_ISREG\(os\.fstat", "_paths.py"),
 )
 
 

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import checkwheels as cw
 import pytest
 
+import checkwheels as cw
 import cuwheel
 from cuwheel import compat
 from cuwheel.checks import check_wheel

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._paths import open_untrusted
 from cuwheel._version import __version__
 from cuwheel.model.inventory import Source
 from cuwheel.rules.judge import Rules, judging
@@ -188,7 +189,7 @@ def read_record_file(
 
 def sha256_file(path: str) -> str:
     h = hashlib.sha256()
-    with open(path, "rb", buffering=0) as f:
+    with open_untrusted(path) as f:
         while chunk := f.read(_HASH_READ):
             h.update(chunk)
     return h.hexdigest()

@@ -47,12 +47,13 @@ def iter_records(paths: Iterable[str], damaged: list[Any]) -> Iterator[dict[str,
     input); each damaged line added to ``damaged``."""
     import sys
 
+    from cuwheel._paths import open_untrusted
     from cuwheel.errors import InputError
     from cuwheel.scan.record import RecordFile
 
     for path in paths:
         try:
-            f = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+            f = sys.stdin.buffer if path == "-" else open_untrusted(path)
         except OSError as exc:
             raise InputError(path, exc.strerror or str(exc)) from None
         with f:
