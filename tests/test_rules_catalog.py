@@ -171,3 +171,28 @@ def test_a_rules_object_travels_as_its_catalog(tegra: cuwheel.Rules) -> None:
     copied = pickle.loads(pickle.dumps(tegra))
     assert copied.catalog == tegra.catalog and copied.memo("containers") == {}
     assert copied.is_tegra(Arch.parse("sm_86"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_scan_judges_with_the_catalog_it_is_given(tmp_path: Path, tegra: cuwheel.Rules,
+                                                  workers: int) -> None:
+    """Each record's per-GPU states come from the Rules scan is given, in worker
+    processes too (the Rules travels as its catalog); such records bypass the cache,
+    whose key does not hold the catalog."""
+    import json
+
+    from cuwheel.scan import RecordOptions, WheelRef, scan
+    from cuwheel.scan.cache import Cache
+
+    wheels = [_sm80_wheel(tmp_path / str(i)) for i in range(2)]
+    refs = [WheelRef(w, Path(w).name) for w in wheels]
+    opts = RecordOptions(check=False)
+
+    def states(rules: cuwheel.Rules | None, cache: Cache | None = None) -> set[str]:
+        lines = scan(refs, options=opts, workers=workers, rules=rules, cache=cache)
+        return {json.loads(line)["gpus"]["sm_86"] for line in lines}
+
+    cache = Cache(str(tmp_path / "cache"), opts)
+    assert states(None, cache) == {"runs"}
+    assert states(tegra, cache) == {"does not run"}
+    assert states(None, cache) == {"runs"}
