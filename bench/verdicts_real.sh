@@ -1,6 +1,8 @@
 #!/bin/bash
-# Usage: bench/verdicts_real.sh > out.txt  (wheels in /tmp/wheels; main checkout at /work/main)
-# before (main) / after (judge) compat verdicts on real wheels
+# Usage: BEFORE=DIR AFTER=DIR bench/verdicts_real.sh > out.txt  (wheels in /tmp/wheels)
+# compat verdicts on real wheels from two checkouts (their src/ folders); defaults: the main
+# checkout at /work/main before, this checkout after
+BEFORE=${BEFORE:-/work/main}; AFTER=${AFTER:-$(cd "$(dirname "$0")/.." && pwd)}
 W=/tmp/wheels; A=/tmp/wheels/torchabi; T=/opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl
 pairs=(
 "$W/vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl|T4|580"
@@ -41,6 +43,7 @@ pairs=(
 "$W/nvidia_cuda_runtime-13.0.96-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl|H100|580"
 "$W/nvidia_cuda_runtime-13.0.96-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl|H100|570.86.15"
 "$W/nvidia_curand-10.4.5.25-py3-none-manylinux_2_27_x86_64.whl|H100|580"
+"$W/nvidia_cusparselt_cu13-0.8.0-py3-none-manylinux2014_x86_64.whl|H200|580"
 "$W/nvidia_curand_cu12-10.3.10.19-py3-none-manylinux_2_27_aarch64.whl|GH200|575"
 "$W/nvidia_curand_cu12-10.3.10.19-py3-none-manylinux_2_27_aarch64.whl|Jetson AGX Orin|575"
 "$A/xformers-0.0.23-cp311-cp311-manylinux2014_x86_64.whl|H100|580"
@@ -59,8 +62,8 @@ for p in "${pairs[@]}"; do
   IFS='|' read -r w g d c <<< "$p"
   extra=(); [ -n "$c" ] && extra=(--cuda "$c")
   [ -f "$w" ] || { echo "MISSING $w"; continue; }
-  b=$(cd /tmp && PYTHONPATH=/work/main/src nice python -m cuwheel compat "$w" --gpu "$g" --driver "$d" "${extra[@]}" 2>&1 | head -1)
-  a=$(cd /tmp && PYTHONPATH=/work/wt-judge/src nice python -m cuwheel compat "$w" --gpu "$g" --driver "$d" "${extra[@]}" 2>&1 | head -1)
+  b=$(cd /tmp && PYTHONPATH=$BEFORE/src nice python -m cuwheel compat "$w" --gpu "$g" --driver "$d" "${extra[@]}" 2>&1 | head -1)
+  a=$(cd /tmp && PYTHONPATH=$AFTER/src nice python -m cuwheel compat "$w" --gpu "$g" --driver "$d" "${extra[@]}" 2>&1 | head -1)
   echo "$(basename $w) | $g | $d${c:+ | cuda $c}"
   echo "  before: $b"
   echo "  after:  $a"

@@ -170,3 +170,28 @@ def list_entry_kernels(path: str | os.PathLike[str], all_sections: bool = False
         elif (m := _SYMBOL.match(line.strip())) and out:
             out[-1].append(m.group(1))
     return out
+
+
+_OBJECT = re.compile(
+    r"^\s*0x[0-9a-f]+\s+\S+\s+\S+\s+OBJECT\s+\S+\s+\S+\s+\S+\s+(0x[0-9a-f]+)\s+(\S+)\s*$")
+
+
+def list_device_objects(path: str | os.PathLike[str]) -> list[list[str]]:
+    """Per cubin in cuobjdump's order, the defined OBJECT symbols (section index not 0) of
+    the ``.symtab`` that ``cuobjdump -elf path`` prints (LOCAL ones included, which
+    ``-symbols`` leaves out)."""
+    proc = _run(["-elf", os.fspath(path)])
+    if proc.returncode != 0:
+        raise CuobjdumpError(f"cuobjdump -elf exited {proc.returncode}: {proc.stderr.strip()}")
+    out: list[list[str]] = []
+    in_symtab = False
+    for line in proc.stdout.splitlines():
+        if _ELF_HEAD.match(line):
+            out.append([])
+            in_symtab = False
+        elif line.startswith(".section "):
+            in_symtab = line.strip() == ".section .symtab"
+        elif (in_symtab and out and (m := _OBJECT.match(line)) and int(m.group(1), 16)
+              and m.group(2) not in out[-1]):
+            out[-1].append(m.group(2))
+    return out

@@ -507,3 +507,29 @@ def test_a_packages_own_preload_list(tmp_path: Path) -> None:
     # without the list the same install is reported as the loader would fail
     (tmp_path / "faiss/PRELOAD_SHARED_LIBRARIES.json").write_text("[]")
     assert findings(run(tmp_path), "ENV004")
+
+
+# ----------------------------------------------------- kernel names where a verdict needs them
+
+
+@pytest.mark.parametrize(("library", "status", "named"), [
+    # the driver on the H200 (tests/test_family_truth.py): the per-architecture template
+    # runs; a kernel only in the sm_75 unit is missing code; kernel-less units of too-new
+    # PTX never load unless host code reads their variables (cw_table, in family_newvar)
+    ("family_dispatch.so", "runs", None),
+    ("family_unique.so", "does not run", "cwfam::Epilogue"),
+    ("family_newptx.so", "runs", None),
+    ("family_newvar.so", "does not run", "cw_table"),
+])
+def test_doctor_reads_names_where_they_decide(tmp_path: Path, library: str, status: str,
+                                              named: str | None) -> None:
+    site, lib = tmp_path / "site", tmp_path / "lib"
+    make_dist(site, "cw-fam", {f"cw_fam/{library}": BIN / library})
+    lib.mkdir()
+    (lib / "libcudart.so.13").write_bytes(_real_cudart().read_bytes())
+    ctx = SearchContext.from_environ({"LD_LIBRARY_PATH": str(lib)}, None)
+    d = run(site, "H200", "580.65.06", ctx)
+    (report,) = [r for t in d.targets for r in t.distributions]
+    assert report.status == status, report
+    if named is not None:
+        assert named in report.cause, report.cause

@@ -6,12 +6,12 @@ docs/doctor.md."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cuwheel.checks.codes import CODES
 from cuwheel.compat import LibraryVerdict, Target, Verdict, evaluate
-from cuwheel.doctor.environment import Distribution, Environment
+from cuwheel.doctor.environment import Distribution, Environment, with_kernel_names
 from cuwheel.doctor.loader import (
     Conflict,
     Process,
@@ -200,24 +200,47 @@ def _status(state: WheelState, findings: Sequence[Finding], problems: Sequence[s
 _DEVICE = ("ENV001", "ENV002", "ENV003")
 
 
+# Library verdicts that kernel and variable names can change (rules/library.py): whether
+# a container that misses the GPU is a specialisation or missing code, and whether a
+# kernel-less one is ever loaded.
+_NAMES_DECIDE = (Verdict.DEPENDS, Verdict.PARTIAL, Verdict.DRIVER)
+
+
+def _needing_names(env: Environment, targets: Sequence[Target], environ: dict[str, str]
+                   ) -> set[str]:
+    """The binaries read without names whose verdict on some target names could change."""
+    read = {b.path for d in env.distributions for b in d.binaries
+            if not any(e.kernel_names is None for c in b.containers for e in c.entries)}
+    return {lv.path for t in targets for d in env.distributions
+            for lv in judge_distribution(d, t, env.torch_cuda, environ).libraries
+            if lv.verdict in _NAMES_DECIDE and lv.has_device_code and lv.path not in read}
+
+
 def diagnose(
     env: Environment,
     targets: Sequence[Target],
     ctx: SearchContext,
     *,
     reader: object = None,
+    names: Callable[[Environment, set[str]], Environment] | None = None,
     rules: Rules | None = None,
 ) -> Diagnosis:
-    """The environment on each target; ``ctx``: what the loader searches on this machine;
+    """The environment on each target; ``ctx``: what the loader searches on this machine.
+    ``names``: reads binaries again with kernel names (default: from their files);
     ``rules``: the judge (rules/judge.py; default: the shipped catalog's)."""
     with judging(rules):
-        return _diagnose(env, targets, ctx, reader)
+        return _diagnose(env, targets, ctx, reader, names)
 
 
 def _diagnose(
-    env: Environment, targets: Sequence[Target], ctx: SearchContext, reader: object
+    env: Environment,
+    targets: Sequence[Target],
+    ctx: SearchContext,
+    reader: object,
+    names: Callable[[Environment, set[str]], Environment] | None,
 ) -> Diagnosis:
     environ = dict(ctx.environ)
+    env = (names or with_kernel_names)(env, _needing_names(env, targets, environ))
     process = simulate(env, _entries(env, environ), ctx,
                        reader if callable(reader) else read_file_binary)  # fmt: skip
     loader = tuple(_conflict_finding(c, env) for c in process.conflicts)

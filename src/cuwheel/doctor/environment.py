@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cuwheel._paths import decode_text, read_untrusted
 from cuwheel.model.inventory import Binary, Problem
@@ -174,3 +174,24 @@ def read_environment(
     tv, tc = torch_cuda_version(site_list)
     return Environment(tuple(site_list), tuple(dists), tv, tc,
                        {k: tuple(v) for k, v in index.items()})  # fmt: skip
+
+
+def with_kernel_names(env: Environment, paths: Iterable[str], *,
+                      workers: int | None = None) -> Environment:
+    """``env`` with the binaries at ``paths`` read again with their kernel and variable
+    names (payload "kernels", as ``cuwheel compat`` reads): the evidence that tells a
+    container for other GPUs from missing code, read only where a verdict needs it
+    (doctor/diagnose.py)."""
+    from cuwheel.read.inspect import inspect
+
+    wanted = sorted(set(paths))
+    if not wanted:
+        return env
+    inventory = inspect(wanted, workers=workers, payload="kernels")
+    again = {b.path: b for src in inventory.sources for b in src.binaries}
+    dists = tuple(
+        replace(d, binaries=tuple(again.get(b.path, b) for b in d.binaries))
+        if any(b.path in again for b in d.binaries) else d
+        for d in env.distributions
+    )
+    return replace(env, distributions=dists)

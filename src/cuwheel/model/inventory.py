@@ -87,6 +87,9 @@ class FatbinEntry:
     # directives), each once in file order; None where they were not read (inspect
     # --kernels reads them; model/kernels.py names their families).
     kernel_names: tuple[str, ...] | None = None
+    # The module-scope device variables it defines (a cubin's STT_OBJECT symbols, a PTX
+    # text's .global / .const definitions), read with the kernel names; None where not read.
+    data_names: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -120,15 +123,22 @@ class FatbinContainer:
     # has version 2): for whole-program code a stub without kernels that follows the link
     # line's -arch, for -rdc code the linked image.  None when no record names it.
     device_link: bool | None = None
+    # Of a kernel-less container's device variables, those the host code takes the
+    # address of besides registering them (read/hostrefs.py): () when it reads none, None
+    # where that was not determined (containers with kernels, other machines than x86-64).
+    host_reads: tuple[str, ...] | None = None
 
     @property
     def shape(self) -> tuple[object, ...]:
         """The facts a container's verdict depends on: its relocatability and each entry's
         kind, target, code version, compression, relocatability and whether it has kernels
-        (rules/loading.py judges each shape once; rules/shapes.py numbers them)."""
+        and, once names were read, whether it has none, whether it has variables and which
+        the host code reads (rules/loading.py judges each shape once; rules/shapes.py
+        numbers them)."""
         return (self.relocatable,
-                tuple((e.kind, e.arch, e.code_version, e.compression, e.relocatable, e.kernels)
-                      for e in self.entries))
+                tuple((e.kind, e.arch, e.code_version, e.compression, e.relocatable, e.kernels,
+                       e.kernel_names == (), bool(e.data_names))
+                      for e in self.entries), self.host_reads)
 
 
 @dataclass(frozen=True)

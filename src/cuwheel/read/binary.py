@@ -35,8 +35,9 @@ from cuwheel.read.containers import (
 from cuwheel.read.cubin import EM_CUDA, parse_cubin
 from cuwheel.read.elf import ElfFacts, ElfReader
 from cuwheel.read.fatbin import CONTAINER_MAGIC
+from cuwheel.read.hostrefs import MAX_HOST_FILE, needs_host_reads, with_host_reads
 from cuwheel.read.pe import PeFacts, PeReader
-from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header, ptx_entries
+from cuwheel.read.ptx import looks_like_ptx, parse_ptx_header, ptx_entries, ptx_variables
 from cuwheel.read.regions import Region, merge_ranges
 from cuwheel.read.stream import Chunk, Scan
 from cuwheel.read.tables import Anomalies, NameBudget
@@ -235,6 +236,8 @@ def _read(
         _run(scan, open_chunks, collector, lambda: host.facts.sections)
         facts = host.finish()
         containers = _place(collector, facts.sections, facts.wrappers, notes)
+        if payload == "kernels" and kind == "elf" and any(map(needs_host_reads, containers)):
+            containers = with_host_reads(containers, _whole(open_chunks, size))
         return [_host_binary(path, kind, size, facts, containers, notes)]
     if kind == "ar":
         members: list[tuple[str, int, int, ElfReader]] = []
@@ -311,6 +314,15 @@ def _read(
     raise InputError(path, f"unsupported file kind {kind!r}")
 
 
+def _whole(open_chunks: ChunkSource, size: int) -> memoryview | None:
+    """The whole file again, for the host-code search (read/hostrefs.py), up to
+    MAX_HOST_FILE; None when it is larger or does not arrive whole."""
+    if size > MAX_HOST_FILE:
+        return None
+    data = b"".join(bytes(c[0 : len(c)]) for c in open_chunks())
+    return memoryview(data) if len(data) == size else None
+
+
 def _host_binary(path: str, kind: str, size: int, facts: ElfFacts | PeFacts,
                  containers: list[FatbinContainer], notes: Anomalies) -> Binary:
     """The Binary of a host ELF or PE file (an ELF file's linkage in full)."""
@@ -384,7 +396,7 @@ def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str,
             _whole_file_entry(CodeKind.SASS, Arch(facts.sm, variant), (1, facts.abi_version),
                               size, False),
             toolkit=facts.toolkit, relocatable=facts.relocatable, kernels=facts.kernels,
-            kernel_names=facts.kernel_names)
+            kernel_names=facts.kernel_names, data_names=facts.data_names)
         container = FatbinContainer(0, size, None, False, facts.relocatable, (entry,),
                                     toolkit=facts.toolkit)
         return Binary(path=path, format="cubin", size=size, machine="cuda",
@@ -403,7 +415,8 @@ def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str,
     entry = _whole_file_entry(CodeKind.PTX, Arch(int(digits), pvariant), header.version, size,
                               "debug" in header.options)
     if names:
-        entry = dataclasses.replace(entry, kernel_names=ptx_entries(data))
+        entry = dataclasses.replace(entry, kernel_names=ptx_entries(data),
+                                    data_names=ptx_variables(data))
     container = FatbinContainer(0, size, None, False, False, (entry,))
     return Binary(path=path, format="ptx", size=size, machine="cuda", containers=(container,),
                   ptx_version=f"{header.version[0]}.{header.version[1]}")

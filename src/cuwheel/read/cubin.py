@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cuwheel.model.inventory import Toolkit
 
-__all__ = ["EM_CUDA", "MAX_KERNELS", "CubinFacts", "entry_kernels", "parse_cubin"]
+__all__ = ["EM_CUDA", "MAX_KERNELS", "CubinFacts", "entry_kernels", "entry_symbols", "parse_cubin"]
 
 EM_CUDA = 190
 ET_REL = 1
@@ -40,6 +40,8 @@ class CubinFacts:
     # The entry kernels' (mangled) names in symbol-table order; None when the symbol
     # table lies beyond the bytes read or was not asked for.
     kernel_names: tuple[str, ...] | None = None
+    # Its defined device variables (:func:`entry_symbols`), read with the kernel names.
+    data_names: tuple[str, ...] | None = None
 
     @property
     def relocatable(self) -> bool:
@@ -139,6 +141,7 @@ MAX_KERNELS = 1 << 16
 _MAX_KERNEL_NAME = 4096
 _SHT_SYMTAB = 2
 _STT_FUNC = 2
+_STT_OBJECT = 1
 # st_other bit 0x10 marks a CUDA entry function (a __global__ kernel; cuobjdump -elf shows
 # it as ENTRY in the symbol table's Other column): docs/formats.md#cubin-entry-kernels.
 _STO_CUDA_ENTRY = 0x10
@@ -150,14 +153,22 @@ def entry_kernels(data: bytes) -> tuple[str, ...] | None:
     ``SHT_SYMTAB`` section whose ``st_other`` has the CUDA entry bit, in table order, each
     once, at most MAX_KERNELS, each cut to 4,096 bytes.  None when the section table, the
     symbol table or its string table lies beyond ``data``."""
+    found = entry_symbols(data)
+    return None if found is None else found[0]
+
+
+def entry_symbols(data: bytes) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(entry kernels as :func:`entry_kernels` reads them, device variables): the second
+    are the defined ``STT_OBJECT`` symbols (``__device__`` / ``__constant__`` data a host
+    may register and read), in table order, each once, bounded as the kernels are."""
     if len(data) < 64:
         return None
     shoff, = struct.unpack_from("<Q", data, 40)
     shentsize, shnum = struct.unpack_from("<HH", data, 58)
     if shentsize != 64 or not 0 < shnum <= 0xFFFF or shoff + shnum * 64 > len(data):
         return None
-    found: list[str] = []
-    seen: set[bytes] = set()
+    found: tuple[list[str], list[str]] = ([], [])
+    seen: tuple[set[bytes], set[bytes]] = (set(), set())
     for i in range(shnum):
         sh_type, = struct.unpack_from("<I", data, shoff + i * 64 + 4)
         if sh_type != _SHT_SYMTAB:
@@ -170,17 +181,19 @@ def entry_kernels(data: bytes) -> tuple[str, ...] | None:
             return None
         strings = data[str_off : str_off + str_size]
         for at in range(off, off + size - _SYM.size + 1, _SYM.size):
-            st_name, st_info, st_other, _, _, _ = _SYM.unpack_from(data, at)
-            if st_info & 0xF != _STT_FUNC or not st_other & _STO_CUDA_ENTRY:
+            st_name, st_info, st_other, st_shndx, _, _ = _SYM.unpack_from(data, at)
+            if st_info & 0xF == _STT_FUNC and st_other & _STO_CUDA_ENTRY:
+                kind = 0
+            elif st_info & 0xF == _STT_OBJECT and st_shndx:
+                kind = 1
+            else:
                 continue
             end = strings.find(b"\0", st_name, st_name + _MAX_KERNEL_NAME)
             raw = strings[st_name : end if end >= 0 else st_name + _MAX_KERNEL_NAME]
-            if raw and raw not in seen:
-                seen.add(raw)
-                found.append(raw.decode("utf-8", "replace"))
-                if len(found) >= MAX_KERNELS:
-                    return tuple(found)
-    return tuple(found)
+            if raw and len(found[kind]) < MAX_KERNELS and raw not in seen[kind]:
+                seen[kind].add(raw)
+                found[kind].append(raw.decode("utf-8", "replace"))
+    return tuple(found[0]), tuple(found[1])
 
 
 def parse_cubin(data: bytes, *, kernel_names: bool = False) -> CubinFacts | None:
@@ -202,6 +215,7 @@ def parse_cubin(data: bytes, *, kernel_names: bool = False) -> CubinFacts | None
         arch_specific = True
     if toolkit is None and abi < 8 and e_version >= 80:
         toolkit = Toolkit(e_version // 10, e_version % 10, "e_version")
+    symbols = entry_symbols(data) if kernel_names else None
     return CubinFacts(
         abi_version=abi,
         elf_type=e_type,
@@ -210,5 +224,6 @@ def parse_cubin(data: bytes, *, kernel_names: bool = False) -> CubinFacts | None
         arch_specific=arch_specific,
         arch_option=arch_option,
         kernels=_has_kernels(data),
-        kernel_names=entry_kernels(data) if kernel_names else None,
+        kernel_names=symbols[0] if symbols else None,
+        data_names=symbols[1] if symbols else None,
     )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from cuwheel.model.inventory import CodeKind, Compression
 from cuwheel.read.cubin import parse_cubin
 from cuwheel.read.fatbin import EntryHeader, FatbinError, decompress_prefix
-from cuwheel.read.ptx import ptx_entries
+from cuwheel.read.ptx import ptx_entries, ptx_variables
 
 if TYPE_CHECKING:
     from cuwheel.read.containers import Candidate
@@ -109,7 +109,8 @@ class Decodes:
         entry = cand.entries[index]
         if hdr.kind is CodeKind.PTX:
             cand.entries[index] = dataclasses.replace(
-                entry, kernel_names=self._keep(ptx_entries(prefix)))
+                entry, kernel_names=self._keep(ptx_entries(prefix)),
+                data_names=self._keep(ptx_variables(prefix)))
             return
         facts = parse_cubin(prefix, kernel_names=self.kernels)
         if facts is None:
@@ -119,7 +120,8 @@ class Decodes:
         if facts.toolkit is not None and cand.toolkit is None:
             cand.toolkit = facts.toolkit
         names = self._keep(facts.kernel_names) if facts.kernel_names is not None else None
+        variables = self._keep(facts.data_names) if facts.data_names is not None else None
         cand.entries[index] = dataclasses.replace(
             entry, toolkit=facts.toolkit, relocatable=facts.relocatable, kernels=facts.kernels,
-            kernel_names=names,
+            kernel_names=names, data_names=variables,
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["PtxHeader", "looks_like_ptx", "parse_ptx_header", "ptx_entries"]
+__all__ = ["PtxHeader", "looks_like_ptx", "parse_ptx_header", "ptx_entries", "ptx_variables"]
 
 _VERSION = re.compile(rb"\.version[ \t]+(\d+)\.(\d+)")
 # Whitespace runs, and the operands of .target: each a single character class, matched
@@ -116,4 +116,44 @@ def ptx_entries(text: bytes) -> tuple[str, ...]:
                     found.append(name.decode("ascii"))
                 k = m.end()
         at = text.find(b".entry", k)
+    return tuple(found)
+
+
+# A module-scope variable definition opens its line (nvcc writes them at column 0, and
+# function bodies indented): [.visible|.weak] .global|.const, then its directives
+# (.align N, the type, .v2/.v4 ...) and the name (PTX ISA "Variable Declarations").
+_VARIABLE = re.compile(rb"^(?:\.visible[ \t]+|\.weak[ \t]+)?\.(?:global|const)[ \t]+", re.M)
+_DIRECTIVE = re.compile(rb"\.[A-Za-z0-9_]+")
+_NUMBER = re.compile(rb"[0-9]+")
+_MAX_DIRECTIVES = 16
+
+
+def ptx_variables(text: bytes) -> tuple[str, ...]:
+    """The names of the ``.global`` and ``.const`` variables a PTX module defines at
+    module scope (``.extern`` declarations are not definitions and do not match), in text
+    order, each once, bounded as :func:`ptx_entries` is."""
+    found: list[str] = []
+    seen: set[bytes] = set()
+    for m in _VARIABLE.finditer(text):
+        k = m.end()
+        for _ in range(_MAX_DIRECTIVES):
+            d = _DIRECTIVE.match(text, k)
+            if d is None:
+                break
+            k = _space_end(text, d.end())
+            if d.group(0) == b".align":
+                n = _NUMBER.match(text, k)
+                k = _space_end(text, n.end()) if n else k
+            elif d.group(0) == b".attribute" and text[k : k + 1] == b"(":
+                close = text.find(b")", k, k + 64)  # .attribute(.managed)
+                k = _space_end(text, close + 1) if close > 0 else k
+        name = _IDENT.match(text, k)
+        if name is None:
+            continue
+        raw = name.group(0)[:_MAX_ENTRY_NAME]
+        if raw not in seen:
+            seen.add(raw)
+            found.append(raw.decode("ascii"))
+            if len(found) >= _MAX_ENTRIES:
+                break
     return tuple(found)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from cuwheel.model.inventory import CodeKind, FatbinContainer
 from cuwheel.model.kernels import kernel_family
 
-__all__ = ["KernelSplit", "container_families", "split_by_kernels"]
+__all__ = ["KernelSplit", "container_families", "kernel_less_reason", "split_by_kernels"]
 
 
 def container_families(c: FatbinContainer) -> frozenset[str] | None:
@@ -88,3 +88,23 @@ def split_by_kernels(
         else:
             unique[i] = frozenset(absent)
     return KernelSplit(tuple(spec), unique, tuple(unknown), tuple(sorted(covered)))
+
+
+def kernel_less_reason(c: FatbinContainer) -> str | None:
+    """Why ``c`` is never loaded for want of kernels, or None.  A module is loaded when one
+    of its kernels is launched or the host code uses one of its variables
+    (docs/compat.md#kernel-less-containers): with neither, it never is."""
+    code = [e for e in c.entries if e.kind in (CodeKind.SASS, CodeKind.PTX)]
+    named = bool(code) and all(e.kernel_names == () for e in code)
+    data = any(e.data_names for e in code)
+    if all(e.kind is CodeKind.SASS and e.kernels is False for e in c.entries) and (
+            not named or not data):
+        # Every cubin was decoded and none has a .text.<kernel> section: nothing to launch
+        # (cuFFTW 12.0's lone device-link stub, which has no wrapper record either).
+        return "no kernels (its cubins have no .text section): never needed at run time"
+    if named and not data:
+        return "no kernels and no device variables (read from its code): never loaded at run time"
+    if named and c.host_reads == ():
+        return ("no kernels, and no device variable the host code reads (read from its code): "
+                "never loaded at run time")
+    return None

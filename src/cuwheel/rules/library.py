@@ -170,6 +170,10 @@ def judge_library(
                                 missing_families=split.families(missing))
     if driver:
         reason = f"{loaded}; {len(driver)}: {cvs[driver[0]].reason}"
+        reads = sorted({n for i in driver for n in binary.containers[i].host_reads or ()})
+        if reads:
+            # kernel-less modules loaded only for their variables (rules/loading.py)
+            reason += f"; the host code reads {_families(reads)} from them, which fails"
         return LibraryJudgement(Verdict.DRIVER, reason, (), tuple(spec), tuple(doubtful))
     if doubtful:
         reason = (
@@ -185,7 +189,7 @@ def judge_library(
             f"; {len(spec)} are for other GPUs (they hold "
             f"{_codes(cvs[i] for i in spec)}) and are not needed here"
         )
-        if split.specialised:
+        if split.other_gpu_families:
             reason += (f" ({len(split.specialised)} hold instances of kernels that have code "
                        f"for CC {device.cc} elsewhere: {_families(split.other_gpu_families)})")
     return LibraryJudgement(best, reason, (), tuple(spec))

@@ -22,6 +22,7 @@ from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry
 from cuwheel.rules._memo import per_binary
 from cuwheel.rules.judge import active_rules
+from cuwheel.rules.kernels import kernel_less_reason
 
 __all__ = [
     "STUB_REASON",
@@ -285,11 +286,7 @@ def ignored_reason(container: FatbinContainer, *, stub: bool = False) -> str | N
         return "holds LTO-IR: input to a device link (nvcc -dlink, nvJitLink), not a module"
     if stub:
         return STUB_REASON
-    if all(e.kind is CodeKind.SASS and e.kernels is False for e in container.entries):
-        # Every cubin was decoded and none has a .text.<kernel> section: nothing to launch
-        # (cuFFTW 12.0's lone device-link stub, which has no wrapper record either).
-        return "no kernels (its cubins have no .text section): never needed at run time"
-    return None
+    return kernel_less_reason(container)
 
 
 @per_binary
