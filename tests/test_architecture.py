@@ -369,7 +369,8 @@ def test_imports_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, modul
 # renderer, a Windows/Linux driver ternary in a rule, a train regex in a check) fails here.
 OWNERS: tuple[tuple[str, str, str], ...] = (
     ("the verdicts that fail a library (Verdict.fails)",
-     r"Verdict\.PARTIAL,\s*Verdict\.DRIVER", "rules/loading.py"),
+     # (with NO_CODE: doctor's (DEPENDS, PARTIAL, DRIVER), where names decide, is no copy)
+     r"Verdict\.PARTIAL,\s*Verdict\.DRIVER,\s*Verdict\.NO_CODE", "rules/loading.py"),
     ("the unread-input downgrade (WheelState.unread)",
      r"WheelState\.RUNS,\s*WheelState\.DEPENDS,\s*WheelState\.NOTHING", "rules/rollup.py"),
     ("a release's minimum driver on an OS (Release.min_driver, MinorCompat.floor)",
@@ -382,6 +383,9 @@ OWNERS: tuple[tuple[str, str, str], ...] = (
      r"cu\(\[0-9\]\{[0-9,]+\}\)\(\[0-9\]\)", "model/train.py"),
     ("the CPUs a process may use (read/schedule.py cpu_count)",
      r"sched_getaffinity", "read/schedule.py"),
+    # every input file (not one cuwheel writes): non-blocking, S_ISREG on the descriptor
+    ("opening a regular file (cuwheel._paths.open_untrusted)",
+     r"O_NONBLOCK|S_ISREG\(os\.fstat", "_paths.py"),
 )
 
 
@@ -392,3 +396,126 @@ def test_one_owner_per_rule(rule: str, pattern: str, owner: str) -> None:
     found = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
                    if re.search(pattern, p.read_text("utf-8")))
     assert found == [owner], f"{rule}: {found}"
+
+
+# One catalog per judgement (issue 30): the modules that judge ask the catalog of the Rules
+# judging now (knowledge.active.active_catalog, rules/judge.py), never the catalog module's
+# lookups of the shipped data, and keep no module-global cache of what it answers (those
+# belong to the Rules object: Rules.memo).  A catalog a caller builds then reaches them.
+JUDGING = ("rules", "checks", "compat", "doctor")
+_ASKS = frozenset({"active_catalog", "active_memo", "active_rules"})  # what judging may call
+_CACHING = frozenset({"cache", "lru_cache", "cached", "per_binary"})
+_MUTATORS = frozenset({"setdefault", "clear", "update", "append", "pop", "add", "extend"})
+
+
+def _asks_catalog(fn: ast.AST, consulting: set[str]) -> bool:
+    """Whether ``fn`` calls the active catalog, or a function of its module that does."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call):
+            name = n.func.id if isinstance(n.func, ast.Name) else None
+            if name in _ASKS or name in consulting:
+                return True
+            f = n.func
+            if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                    and f.value.id == "catalog"):  # the catalog module's lookups
+                return True
+    return False
+
+
+def catalog_violations(path: Path) -> list[str]:
+    """Where a judging module reads the shipped catalog's lookups, or caches a catalog
+    answer in module-global state."""
+    tree = ast.parse(path.read_text("utf-8"))
+    out: list[str] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module == "cuwheel.knowledge":
+            out += [f"{n.lineno}: imports the catalog module" for a in n.names
+                    if a.name == "catalog"]
+        elif isinstance(n, ast.ImportFrom) and n.module == "cuwheel.knowledge.catalog":
+            out += [f"{n.lineno}: imports the lookup {a.name}" for a in n.names
+                    if a.name[:1].islower() and a.name not in _ASKS]
+        elif isinstance(n, ast.Import):
+            out += [f"{n.lineno}: imports the catalog module" for a in n.names
+                    if a.name == "cuwheel.knowledge.catalog"]
+    funcs = {f.name: f for f in tree.body
+             if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    consulting: set[str] = set()
+    while True:  # the module's functions that ask the catalog, directly or not
+        more = {name for name, f in funcs.items() if _asks_catalog(f, consulting)}
+        if more <= consulting:
+            break
+        consulting |= more
+    for name in sorted(consulting):
+        for d in funcs[name].decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            dname = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+            if dname in _CACHING:
+                out.append(f"{funcs[name].lineno}: {name} caches catalog answers ({dname})")
+    mutable = set()
+    for s in tree.body:
+        value = s.value if isinstance(s, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, (ast.Dict, ast.List, ast.Set)) or (
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+            and value.func.id in ("dict", "list", "set", "OrderedDict", "defaultdict")
+        ):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]  # type: ignore[union-attr]
+            mutable |= {t.id for t in targets if isinstance(t, ast.Name)}
+    for name in sorted(consulting):
+        for n in ast.walk(funcs[name]):
+            hit = None
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.Delete)):
+                for t in getattr(n, "targets", None) or [getattr(n, "target", None)]:
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                        hit = hit or (t.value.id if t.value.id in mutable else None)
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and n.func.attr in _MUTATORS and isinstance(n.func.value, ast.Name)
+                  and n.func.value.id in mutable):
+                hit = n.func.value.id
+            if hit:
+                out.append(f"{n.lineno}: {name} keeps catalog answers in module-global {hit}")
+    return out
+
+
+def test_judging_modules_ask_the_active_catalog() -> None:
+    # rules/judge.py alone builds the default Rules from the shipped catalog and makes a
+    # Rules' catalog the active one
+    paths = [p for unit in JUDGING for p in sorted((SRC / unit).rglob("*.py"))
+             if p != SRC / "rules" / "judge.py"]
+    assert len(paths) > 50
+    bad = {str(p.relative_to(SRC)): v for p in paths if (v := catalog_violations(p))}
+    assert bad == {}
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("from cuwheel.knowledge import catalog\n", "imports the catalog module"),
+    ("import cuwheel.knowledge.catalog\n", "imports the catalog module"),
+    ("from cuwheel.knowledge.catalog import find_library, Component\n",
+     "imports the lookup find_library"),
+    ("from cuwheel.knowledge.catalog import load_catalog\n", "imports the lookup load_catalog"),
+    ("import functools\nfrom cuwheel.knowledge.active import active_catalog\n"
+     "@functools.lru_cache(maxsize=8)\ndef tegra(a):\n    return active_catalog().is_tegra(a)\n",
+     "tegra caches catalog answers (lru_cache)"),
+    ("from cuwheel.knowledge.active import active_catalog\n_SEEN = {}\n"
+     "def _rel(v):\n    return active_catalog().release(v)\n"
+     "def first(v):\n    _SEEN[v] = _rel(v)\n    return _SEEN[v]\n",
+     "first keeps catalog answers in module-global _SEEN"),
+    ("from cuwheel.knowledge import catalog\nimport functools\n@functools.cache\n"
+     "def first(v):\n    return catalog.release(v)\n", "first caches catalog answers (cache)"),
+    ("from cuwheel.knowledge.active import active_catalog\n_SEEN: dict = {}\n"
+     "def first(v):\n    return _SEEN.setdefault(v, active_catalog().release(v))\n",
+     "first keeps catalog answers in module-global _SEEN"),
+])
+def test_a_planted_catalog_violation_is_found(tmp_path: Path, source: str, expected: str) -> None:
+    path = tmp_path / "planted.py"
+    path.write_text(source, "utf-8")
+    found = catalog_violations(path)
+    assert any(expected in v for v in found), found
+
+
+def test_asking_the_active_catalog_is_no_violation(tmp_path: Path) -> None:
+    path = tmp_path / "fine.py"
+    path.write_text("from cuwheel.knowledge.catalog import Component\n"
+                    "from cuwheel.knowledge.active import active_catalog\n"
+                    "_NAMES = {'a': 1}\n"
+                    "def find(n):\n    return active_catalog().find_library(n)\n", "utf-8")
+    assert catalog_violations(path) == []

@@ -173,7 +173,7 @@ def test_one_library_per_cuda_version_passes_its_own_gpus() -> None:
     ("torch", None), ("onnxruntime-gpu", None), ("cucumber", None), ("cuda-python", None),
 ])
 def test_named_major(name: str, major: int | None) -> None:
-    from cuwheel.checks.trains import named_major
+    from cuwheel.rules.trains import named_major
 
     assert named_major(name) == major
 

@@ -12,7 +12,6 @@ import zstandard
 import checkwheels as cw
 import cuwheel
 from cuwheel import compat
-from cuwheel.checks.trains import LibraryTrain, wheel_release
 from cuwheel.compat import Verdict
 from cuwheel.errors import FatbinError
 from cuwheel.knowledge import catalog
@@ -28,6 +27,7 @@ from cuwheel.model.inventory import (
 from cuwheel.read.device.candidate import Candidate
 from cuwheel.read.device.containers import assign_containers
 from cuwheel.read.device.fatbin import decompress_prefix
+from cuwheel.rules.trains import LibraryTrain, wheel_release
 from wheelfactory import make_wheel
 
 

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 import cuwheel
+from cuwheel.knowledge.catalog import load_catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary
 from cuwheel.rules import loading
 from cuwheel.rules._memo import per_binary
+from cuwheel.rules.judge import Rules
 from cuwheel.rules.loading import judge_container, link_stub_index
 from cuwheel.rules.shapes import judge_containers
 
@@ -32,21 +34,21 @@ def _binaries() -> list[Binary]:
 def test_each_shape_once_equals_each_container_alone(gpu: str) -> None:
     device = Arch.parse(gpu)
     for b in _binaries():
-        loading._JUDGED.clear()
         stub = link_stub_index(b)
-        alone = tuple(judge_container(c, device, stub=i == stub)
-                      for i, c in enumerate(b.containers))  # fmt: skip
-        loading._JUDGED.clear()
-        assert judge_containers(b, device) == alone, b.path
+        with Rules(load_catalog()).active():  # fresh rules: nothing remembered
+            alone = tuple(judge_container(c, device, stub=i == stub)
+                          for i, c in enumerate(b.containers))  # fmt: skip
+        with Rules(load_catalog()).active():
+            assert judge_containers(b, device) == alone, b.path
 
 
 def test_remembered_verdicts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loading, "_JUDGED_MAX", 3)
-    loading._JUDGED.clear()
+    monkeypatch.setattr(loading, "JUDGED_MAX", 3)
+    rules = Rules(load_catalog())
     for b in _binaries()[:4]:
         for gpu in GPUS:
-            judge_containers(b, Arch.parse(gpu))
-            assert len(loading._JUDGED) <= 3
+            rules.judge_containers(b, Arch.parse(gpu))
+            assert 0 < len(rules.memo("containers")) <= 3
 
 
 def test_per_binary_remembers_by_identity_and_forgets_the_oldest() -> None:

@@ -9,7 +9,9 @@ The public API (docs/api.md says what each entry point raises):
 * check: ``check_wheel(path, rows, policy)`` / ``check_source(source, plan, policy)`` ->
   ``WheelReport`` of ``Finding`` s;
 * compat: ``evaluate(inventory, target)`` -> ``TargetReport``, ``matrix(...)``, targets from
-  ``targets_for_gpu`` / ``target_for_cc`` and drivers from ``parse_driver``.
+  ``targets_for_gpu`` / ``target_for_cc`` and drivers from ``parse_driver``;
+* the judge: ``Rules.default()`` (the shipped catalog's) or ``rules_for(build_catalog(...))``;
+  check, compat, doctor, scan and init take one as ``rules=``.
 
 Names are imported on first use, so ``import cuwheel`` stays cheap.
 """
@@ -84,12 +86,19 @@ _API = {
     "parse_driver": "cuwheel.compat",
     "target_for_cc": "cuwheel.compat",
     "targets_for_gpu": "cuwheel.compat",
+    # the judge: every rule applied with one catalog
+    "Catalog": "cuwheel.knowledge.catalog",
+    "build_catalog": "cuwheel.knowledge.catalog",
+    "load_catalog": "cuwheel.knowledge.catalog",
+    "Rules": "cuwheel.rules.judge",
+    "rules_for": "cuwheel.rules.judge",
 }
 
 __all__ = [
     "Arch",
     "ArchSpec",
     "Binary",
+    "Catalog",
     "CatalogError",
     "CheckPolicy",
     "CodeKind",
@@ -111,6 +120,7 @@ __all__ = [
     "Plan",
     "Problem",
     "Row",
+    "Rules",
     "Selection",
     "Severity",
     "Source",
@@ -128,17 +138,20 @@ __all__ = [
     "WheelState",
     "WheelVerdict",
     "__version__",
+    "build_catalog",
     "check_installed",
     "check_source",
     "check_wheel",
     "evaluate",
     "init_text",
     "inspect",
+    "load_catalog",
     "load_config",
     "matrix",
     "parse_config",
     "parse_driver",
     "parse_train",
+    "rules_for",
     "select",
     "target_for_cc",
     "targets_for_gpu",
@@ -189,6 +202,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors
         UnknownCode,
         UnknownName,
     )
+    from cuwheel.knowledge.catalog import Catalog, build_catalog, load_catalog
     from cuwheel.knowledge.torchabi import torch_releases_defining
     from cuwheel.model.arch import Arch, ArchSpec
     from cuwheel.model.inventory import (
@@ -206,3 +220,4 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and editors
     from cuwheel.plan.rows import Plan, Row, Train, parse_train
     from cuwheel.plan.select import Selection, select
     from cuwheel.read.inspect import inspect
+    from cuwheel.rules.judge import Rules, rules_for

@@ -81,19 +81,21 @@ def resolve_inside(real_root: str, path: str) -> str | None:
     return real
 
 
-def open_untrusted(path: str, root: str | None = None) -> BinaryIO:
+def open_untrusted(path: str, root: str | None = None, *, follow: bool = True) -> BinaryIO:
     """A regular file opened for reading, the one rule for every file cuwheel did not
     write itself (an installed distribution's, a config, the ld.so cache, an artifact, a
     cache entry): opened non-blocking (a FIFO or device is refused, never waited on),
     ``S_ISREG`` checked on the open descriptor (no race with a swap after a stat), and,
     with ``root`` (resolved), every link of ``path`` resolved first and the file refused
-    when that leaves ``root`` or loops.  OSError when it cannot be opened or is refused."""
+    when that leaves ``root`` or loops; ``follow=False``: a final link is refused
+    (``O_NOFOLLOW``: the catalog cache's key).  OSError when it cannot be opened or is
+    refused."""
     if root is not None:
         real = resolve_inside(root, path)
         if real is None:
             raise OSError(errno.EXDEV, "leads outside its directory (a link or '..')")
         path = real
-    fd = os.open(path, _FLAGS)
+    fd = os.open(path, _FLAGS if follow else _FLAGS | getattr(os, "O_NOFOLLOW", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or directory)")

@@ -28,6 +28,7 @@ from cuwheel.init_wheels import DerivedRow, derive_rows
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.platforms import platform_record
 from cuwheel.plan.rows import Row, Train, parse_train
+from cuwheel.rules.judge import Rules
 
 __all__ = [
     "DerivedRow",
@@ -153,9 +154,9 @@ def _template(
 
 def _from_wheels(
     paths: Sequence[str], trains: Sequence[str], platforms: Sequence[str], *, command: str,
-    schema: str | None, pyproject: bool,
+    schema: str | None, pyproject: bool, rules: Rules | None = None,
 ) -> str:
-    derived = derive_rows(paths)
+    derived = derive_rows(paths, rules=rules)
     if trains:
         wanted = _parse_trains(trains)
         derived = [d for d in derived if d.train in wanted]
@@ -185,6 +186,7 @@ def init_text(
     command: str = "cuwheel init",
     schema: str | None = None,
     pyproject: bool = False,
+    rules: Rules | None = None,
 ) -> str:
     """The TOML text of a starting configuration.
 
@@ -194,10 +196,11 @@ def init_text(
     ``command`` is named in the first comment; ``schema`` (a path or URL) becomes a
     ``#:schema`` line for editors; ``pyproject``: a ``[tool.cuwheel]`` table to append to a
     pyproject.toml (no ``#:schema`` line: that would apply to the whole file).
-    ConfigError / InputError (exit 2) for what cannot be made into rows."""
+    ConfigError / InputError (exit 2) for what cannot be made into rows.  ``rules``: the
+    judge of the wheels (rules/judge.py; default: the shipped catalog's)."""
     if wheels:
         return _from_wheels(wheels, trains, platforms, command=command, schema=schema,
-                            pyproject=pyproject)
+                            pyproject=pyproject, rules=rules)
     return _template(trains, platforms, command=command, schema=schema, pyproject=pyproject)
 
 

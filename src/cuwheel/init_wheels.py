@@ -17,10 +17,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from cuwheel.errors import ConfigError, InputError
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, Source
 from cuwheel.plan.rows import CPU_TRAIN, Row, Train
+from cuwheel.rules.judge import Rules, judging
 
 __all__ = ["DerivedRow", "derive_rows", "native_gpus"]
 
@@ -113,12 +114,12 @@ def _cuda_requirements(requires: Sequence[str], platform: str | None) -> tuple[s
 
 
 def _read_wheel(path: str) -> _Facts:
-    from cuwheel.checks.trains import infer_train, train_requires, wheel_release
+    from cuwheel.knowledge.linkage import runtime_majors
     from cuwheel.plan.select import parse_wheel_name
     from cuwheel.read.inspect import inspect
+    from cuwheel.rules.evidence import specialised_only
     from cuwheel.rules.loading import counted_containers
-    from cuwheel.rules.rollup import specialised_only
-    from cuwheel.rules.runtime import runtime_majors
+    from cuwheel.rules.trains import infer_train, train_requires, wheel_release
 
     if os.path.isdir(path):
         raise InputError(path, "is a directory; name the wheels (--from dist/*.whl)")
@@ -163,7 +164,7 @@ def _read_wheel(path: str) -> _Facts:
     if train.is_cpu:
         return _Facts(path, None, train, train_from, set(), None, 0, notes=facts_notes)
     if name.platform is None:
-        known = ", ".join(p.name for p in catalog.load_catalog().platforms)
+        known = ", ".join(p.name for p in active_catalog().platforms)
         raise ConfigError(f"{name.filename}: platform tag {', '.join(name.platform_tags)} is "
                           f"no row platform ({known})")
     release = train.release
@@ -211,7 +212,7 @@ def _arch_names(archs: Iterable[Arch], ptx: bool = False) -> str:
     return " ".join(a.ptx if ptx else a.sass for a in sorted(archs)) or "none"
 
 
-def derive_rows(paths: Sequence[str]) -> list[DerivedRow]:
+def derive_rows(paths: Sequence[str], *, rules: Rules | None = None) -> list[DerivedRow]:
     """One row per (platform, train) of the wheels at ``paths``.
 
     SASS: the GPUs every library with device code runs on from its own SASS (modules of
@@ -219,7 +220,13 @@ def derive_rows(paths: Sequence[str]) -> list[DerivedRow]:
     across every wheel of the row.  PTX: the architectures whose PTX every such library
     carries ("newest" when that is the highest SASS's).  Dependencies: "declare" when every
     wheel of the row requires NVIDIA packages on its platform.  InputError / ConfigError
-    for a file that is no readable wheel or names no row."""
+    for a file that is no readable wheel or names no row.  ``rules``: the judge
+    (rules/judge.py; default: the shipped catalog's)."""
+    with judging(rules):
+        return _derive_rows(paths)
+
+
+def _derive_rows(paths: Sequence[str]) -> list[DerivedRow]:
     facts = [_read_wheel(p) for p in paths]
     groups: dict[tuple[str | None, str], list[_Facts]] = {}
     for f in facts:

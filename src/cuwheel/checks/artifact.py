@@ -10,7 +10,6 @@ from dataclasses import replace
 from cuwheel.checks.codes import CODES, Severity
 from cuwheel.checks.findings import Finding, WheelReport
 from cuwheel.checks.policy import CheckPolicy
-from cuwheel.checks.trains import release_of
 from cuwheel.errors import ConfigError, CuwheelError
 from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.arch import Arch
@@ -18,6 +17,7 @@ from cuwheel.model.artifact import ArtifactFacts
 from cuwheel.model.inventory import CodeKind, Source
 from cuwheel.rules.artifact import code_archs, covers, isa_needs
 from cuwheel.rules.artifact_train import artifact_train
+from cuwheel.rules.trains import release_of
 
 __all__ = ["CPU_LEVELS", "artifact_findings", "artifact_summary", "check_artifact"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from cuwheel.errors import ArchSpellingError, ConfigError
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.cuda import Release
 from cuwheel.model.arch import (
     Arch,
@@ -24,8 +24,8 @@ from cuwheel.model.arch import (
     parse_torch_arch_list,
 )
 from cuwheel.model.inventory import Binary, CodeKind
+from cuwheel.rules.evidence import specialised_only
 from cuwheel.rules.loading import counted_containers
-from cuwheel.rules.rollup import specialised_only
 
 __all__ = [
     "IMPLICIT",
@@ -96,13 +96,13 @@ def claim_from_gpus(text: str, release: Release | None) -> Claim:
     if names == ["all"]:
         if release is None:
             raise ConfigError("--gpus all needs a train: pass --train, or a wheel that names it")
-        known = {g.arch for g in catalog.load_catalog().gpus}
+        known = {g.arch for g in active_catalog().gpus}
         gpus = sorted({a.base for a in release.sass if a.base in known})
         return Claim(tuple(gpus), (), f"every GPU CUDA {release.name} builds for")
     out: set[Arch] = set()
     typed: dict[Arch, list[str]] = {}
     for name in names:
-        hits = catalog.find_gpus(name)
+        hits = active_catalog().find_gpus(name)
         exact = [m for m in hits if m.exact] or list(hits)
         if not exact:
             raise ConfigError(f"--gpus: no GPU in the catalog matches {name!r} ('cuwheel gpus')")
@@ -118,7 +118,7 @@ def claim_from_gpus(text: str, release: Release | None) -> Claim:
 def _platform_gpus(platform: str | None) -> set[Arch]:
     return {
         g.arch
-        for g in catalog.load_catalog().gpus
+        for g in active_catalog().gpus
         if platform is None or (fh := g.fixed_hosts()) is None or platform in fh
     }
 

@@ -21,14 +21,14 @@ from cuwheel.checks.findings import Finding
 from cuwheel.checks.policy import CheckPolicy
 from cuwheel.checks.profiles import DEFAULT_PROFILE, ROW_PROFILE, Profile
 from cuwheel.checks.profiles import profile as load_profile
-from cuwheel.checks.trains import LibraryTrain, infer_train, release_of, train_requires
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.catalog import Component, Platform
 from cuwheel.knowledge.platforms import platform_record
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Source
 from cuwheel.plan.rows import Plan
 from cuwheel.rules.loading import counted_containers
+from cuwheel.rules.trains import LibraryTrain, infer_train, release_of, train_requires
 
 __all__ = ["CheckContext", "Declared", "Lib", "declared_requirements", "platform_environment"]
 
@@ -102,7 +102,7 @@ def declared_requirements(
     """What each Requires-Dist line means for CUDA on row platform ``platform`` (None: every
     marker taken to apply): the one reading of a wheel's NVIDIA requirements, for the
     checks and for ``init --from``."""
-    comps = catalog.load_catalog().components
+    comps = active_catalog().components
     out = []
     for text in requires:
         try:
@@ -130,7 +130,7 @@ def declared_requirements(
                     if req.marker.evaluate(platform_environment(platform.name, e))
                 )  # fmt: skip
         is_cuda = bool(found) or bool(_CUDA_NAME_RE.search(name))
-        carrier = catalog.load_catalog().carrier(name)
+        carrier = active_catalog().carrier(name)
         carried: tuple[Component, ...] = ()
         if carrier is not None and platform is not None and platform.os in carrier.os:
             carried = tuple(c for c in comps if c.name in carrier.components)
@@ -208,7 +208,7 @@ class CheckContext:
         supports on its train (data/torch_archs.toml); ``((), None)`` when nothing says."""
         from cuwheel.knowledge.torch import torch_arch_list
 
-        cat = catalog.load_catalog()
+        cat = active_catalog()
         if not any(
             (pkg := cat.package_of(n, self.os)) is not None and pkg.name == "torch"
             for n in lib.binary.needed
@@ -285,11 +285,11 @@ class CheckContext:
     @functools.cached_property
     def platform(self) -> Platform | None:
         for tag in self.platform_tags:
-            p = catalog.platform_for_wheel_tag(tag)
+            p = active_catalog().platform_for_wheel_tag(tag)
             if p is not None:
                 return p
         if self.plan.platform:
-            return catalog.platform(self.plan.platform)
+            return active_catalog().platform(self.plan.platform)
         return None
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
-from cuwheel.knowledge.catalog import is_cuda_library
+from cuwheel.knowledge.active import active_catalog
 
 __all__ = ["check_cpu"]
 
@@ -22,7 +22,7 @@ def check_cpu(ctx: CheckContext) -> list[Finding]:
                 f"device code ({' '.join(names)}) in {b.containers_with_code} containers",
                 lib.name,
             ))  # fmt: skip
-        linked = [n for n in b.needed if is_cuda_library(n, driver=True)]
+        linked = [n for n in b.needed if active_catalog().is_cuda_library(n, driver=True)]
         if linked:
             out.append(ctx.finding("CPU002", f"links {', '.join(linked)}", lib.name))
     for d in ctx.declared:

@@ -12,7 +12,7 @@ from packaging.version import InvalidVersion, Version
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Declared, Lib
 from cuwheel.checks.findings import Finding
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.linkage import cuda_links
 from cuwheel.model.inventory import BuildRecord
 
@@ -41,7 +41,7 @@ def _with_extra(ctx: CheckContext, name: str, major: int) -> Declared | None:
 
 
 def _hint(ctx: CheckContext, name: str, major: int | None, lib: Lib | None = None) -> str:
-    comps = [c for c in catalog.find_library(name, major, ctx.os)]
+    comps = [c for c in active_catalog().find_library(name, major, ctx.os)]
     if not comps:
         return ""
     carrier = carrier_linked(ctx, lib) if lib is not None else None
@@ -158,7 +158,7 @@ def _declared_cuda(ctx: CheckContext) -> list[Finding]:
 
 def carrier_linked(ctx: CheckContext, lib: Lib) -> str | None:
     """A carrier package (torch) whose own libraries ``lib`` links, by name."""
-    cat = catalog.load_catalog()
+    cat = active_catalog()
     for name in lib.binary.needed:
         pkg = cat.package_of(name, ctx.os)
         if pkg is not None and (c := cat.carrier(pkg.name)) is not None and ctx.os in c.os:
@@ -170,7 +170,7 @@ def check_package_libraries(ctx: CheckContext) -> list[Finding]:
     """DEP009: a library of another Python package (not NVIDIA's) is linked, neither
     shipped nor required: it loads only where that package happens to be installed and
     imported first."""
-    cat = catalog.load_catalog()
+    cat = active_catalog()
     out: list[Finding] = []
     for lib in ctx.loadable_libs():
         missing: dict[str, list[str]] = {}
@@ -246,7 +246,7 @@ def check_carried_majors(ctx: CheckContext) -> list[Finding]:
             if d is not None:
                 needs.setdefault(d, {}).setdefault(major, []).append((lib.name, name))
     out: list[Finding] = []
-    cat = catalog.load_catalog()
+    cat = active_catalog()
     wheel = ctx.source.wheel
     for d, by_major in needs.items():
         carrier = cat.carrier(d.name)
@@ -356,7 +356,7 @@ def check_recorded_builds(ctx: CheckContext) -> list[Finding]:
     wheel = ctx.source.wheel
     if wheel is None:
         return []
-    cat = catalog.load_catalog()
+    cat = active_catalog()
     out: list[Finding] = []
     for d in ctx.declared:
         pkg = next((p for p in cat.package_libraries if p.name == d.name), None)

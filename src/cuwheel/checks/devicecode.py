@@ -15,24 +15,19 @@ from cuwheel.checks.claims import IMPLICIT, library_claim
 from cuwheel.checks.codes import Severity
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
+from cuwheel.knowledge.linkage import binary_os
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import CodeKind, FatbinContainer
+from cuwheel.rules.evidence import Alternative, alternatives, specialised_only
+from cuwheel.rules.library import LibraryVerdict, judge_library
 from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
     counted_containers,
     judge_container,
 )
-from cuwheel.rules.rollup import (
-    Alternative,
-    LibraryVerdict,
-    alternatives,
-    judge_group,
-    judge_library,
-    specialised_only,
-)
-from cuwheel.rules.runtime import binary_os
+from cuwheel.rules.rollup import judge_group
 from cuwheel.rules.shapes import judge_containers
 
 _Containers = tuple[FatbinContainer, ...]
@@ -199,7 +194,7 @@ def _gpu_names(ctx: CheckContext, gpus: Sequence[Arch]) -> str:
     names = []
     for a in gpus:
         typed = ctx.claim.name_of(a) if ctx.claim.explicit else None
-        g = catalog.gpu_for_arch(a)
+        g = active_catalog().gpu_for_arch(a)
         product = typed or (g.products[0].name if g and g.products else None)
         names.append(f"{a.cc}" + (f" {product}" if product else ""))
     return ", ".join(names)

@@ -11,7 +11,7 @@ from packaging.utils import canonicalize_name
 
 from cuwheel.checks.context import CheckContext, Lib
 from cuwheel.checks.findings import Finding
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.packages import load_driver_stand_ins
 
 __all__ = ["check_driver", "driver_identity"]
@@ -33,11 +33,11 @@ def driver_identity(lib: Lib) -> str | None:
     if lib.binary.soname:
         names.add(lib.binary.soname)
     for n in sorted(names):
-        if catalog.is_driver_library(n):
+        if active_catalog().is_driver_library(n):
             return n
     for n in sorted(names):
         m = _GRAFTED.match(n)
-        if m and catalog.is_driver_library(m["stem"] + m["rest"]):
+        if m and active_catalog().is_driver_library(m["stem"] + m["rest"]):
             return f"{m['stem'] + m['rest']} (renamed {n})"
     # The driver API's entry points confirm a copy whose name was changed further; alone
     # they do not: XLA's and others' lazy-loading shims export them too (jax's CUDA plugin).

@@ -8,7 +8,7 @@ import fnmatch
 
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
-from cuwheel.knowledge.catalog import is_cuda_library
+from cuwheel.knowledge.active import active_catalog
 
 __all__ = ["check_modules"]
 
@@ -20,7 +20,8 @@ def check_modules(ctx: CheckContext) -> list[Finding]:
         if not matched:
             out.append(ctx.finding("MOD003", f"no-cuda pattern {pattern!r} matches no binary"))
         for lib in matched:
-            linked = [n for n in lib.binary.needed if is_cuda_library(n, driver=True)]
+            cuda = active_catalog().is_cuda_library
+            linked = [n for n in lib.binary.needed if cuda(n, driver=True)]
             if linked:
                 out.append(ctx.finding(
                     "MOD001",

@@ -3,7 +3,7 @@
 
 With a project's rows: a row named by ``--row`` (or ``$CUWHEEL_ROW``); else the train of
 ``--train``, of the wheel's ``+cuXYZ`` local version or of the environment; else the train
-the wheel's own libraries name (:func:`cuwheel.checks.trains.infer_train`: cubin toolkit
+the wheel's own libraries name (:func:`cuwheel.rules.trains.infer_train`: cubin toolkit
 notes, the linked runtime, the recorded build and the pinned requirements) -- each with
 the wheel's platform tag (or ``--platform``).  Exactly one row is used; none or several is
 a ConfigError naming the candidates and the flag that picks one.  A wheel is audited (no
@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from cuwheel.checks.trains import infer_train, train_requires, wheel_release
 from cuwheel.errors import ConfigError
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
+from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.model.inventory import Source
 from cuwheel.plan.rows import CPU_TRAIN, Row, Train, parse_train, plan_for
 from cuwheel.plan.select import (
@@ -30,7 +30,7 @@ from cuwheel.plan.select import (
     parse_wheel_name,
     select,
 )
-from cuwheel.rules.runtime import runtime_majors
+from cuwheel.rules.trains import infer_train, train_requires, wheel_release
 
 __all__ = ["Evidence", "Matrix", "asked_row", "matrix_rows", "pick_by_evidence", "pick_by_name",
            "wheel_evidence"]
@@ -67,7 +67,7 @@ class Evidence:
 
 def wheel_evidence(source: Source) -> Evidence:
     """The train of the wheel as its libraries say (the most common of their trains,
-    :func:`cuwheel.checks.trains.wheel_release`); the CPU train for a wheel with no CUDA
+    :func:`cuwheel.rules.trains.wheel_release`); the CPU train for a wheel with no CUDA
     code or link."""
     requires = train_requires(source.wheel)
     project = source.wheel.name if source.wheel else None  # its name may state a major
@@ -215,4 +215,4 @@ def _refuse(rows: Sequence[Row], found: Sequence[Row], said: str, plat: str | No
 
 def newest_release_train() -> Train:
     """The train audit mode assumes for a CUDA wheel whose libraries name none."""
-    return Train(catalog.releases()[-1])
+    return Train(active_catalog().releases[-1])

@@ -43,6 +43,7 @@ from cuwheel.plan.select import (
     Selection,
     parse_wheel_name,
 )
+from cuwheel.rules.judge import Rules, judging
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -65,6 +66,7 @@ class CheckOptions(TypedDict, total=False):
     audit: bool | None
     gpus: str | None
     index: str | None
+    rules: Rules | None
 
 # One line per check; the name is what JUnit reports as the test case (check x library).
 CHECKS: tuple[tuple[str, Check], ...] = (
@@ -107,13 +109,31 @@ def check_source(
     audit: bool = False,
     notes: Sequence[str] = (),
     extra: Sequence[Finding] = (),
+    rules: Rules | None = None,
 ) -> WheelReport:
     """Judge one inspected wheel against ``plan``: pure (facts + row + policy -> report).
     ``local`` is the wheel's local version; ``train_from`` says where the train came from;
     ``claim`` the GPUs it must run on (default: the row's, else its own SASS); ``audit``:
     the plan was made up from the wheel (no row), so each library's train is its own.
     ``extra``: findings of the ``index`` check (made from what an index says), judged by
-    the same policy as the others."""
+    the same policy as the others.  ``rules``: the judge (rules/judge.py; default: the
+    shipped catalog's, or the one already judging)."""
+    with judging(rules):
+        return _check_source(source, plan, policy, local, train_from, claim, audit, notes,
+                             extra)
+
+
+def _check_source(
+    source: Source,
+    plan: Plan,
+    policy: CheckPolicy | None,
+    local: str | None,
+    train_from: str,
+    claim: Claim | None,
+    audit: bool,
+    notes: Sequence[str],
+    extra: Sequence[Finding],
+) -> WheelReport:
     policy = policy or CheckPolicy()
     ctx = CheckContext(source, plan, policy, local, train_from, claim=claim, audit=audit)
     prof = ctx.profile
@@ -190,6 +210,8 @@ def check_wheel(
     wheel.  ``index``: a PEP 691 simple-index URL; the wheel's requirements are looked up
     there (DEP007: placeholder projects).  Without it nothing leaves the machine.
     ``progress``: called as the wheel is read (:data:`cuwheel.read.inspect.Progress`).
+    ``rules``: the judge (:class:`cuwheel.rules.judge.Rules`; default: the shipped
+    catalog's).
     """
     from cuwheel.read.inspect import inspect
 
@@ -239,6 +261,17 @@ def _check(
 ) -> WheelReport:
     """Pick the row (a row or train that matches nothing is reported before a 500 MB wheel
     is read; the wheel's own evidence after), then judge the wheel."""
+    with judging(o.get("rules")):
+        return _check_judged(wheel, read, matrix, policy, o)
+
+
+def _check_judged(
+    wheel: str,
+    read: Callable[[], Source],
+    matrix: Sequence[Row] | Matrix,
+    policy: CheckPolicy | None,
+    o: CheckOptions,
+) -> WheelReport:
     environ = o.get("environ")
     env = os.environ if environ is None else environ
     train, platform, row = o.get("train"), o.get("platform"), o.get("row")

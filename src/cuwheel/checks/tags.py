@@ -7,7 +7,7 @@ from __future__ import annotations
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
 from cuwheel.errors import ConfigError
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.model.inventory import CodeKind
 from cuwheel.plan.rows import Train, parse_train
 
@@ -71,7 +71,7 @@ def check_train(ctx: CheckContext) -> list[Finding]:
         release = lt.release
         if lt.major is not None:
             for name in lib.binary.needed:
-                comps = catalog.find_library(name, os=ctx.os)
+                comps = active_catalog().find_library(name, os=ctx.os)
                 if comps and not any(c.major == lt.major for c in comps):
                     majors = "/".join(str(m) for m in sorted({c.major for c in comps}))
                     label = Train(release) if release is not None else lt.describe()

@@ -8,7 +8,7 @@ import fnmatch
 
 from cuwheel.checks.context import CheckContext
 from cuwheel.checks.findings import Finding
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 
 __all__ = ["check_windows"]
 
@@ -30,7 +30,8 @@ def check_windows(ctx: CheckContext) -> list[Finding]:
                 ))  # fmt: skip
                 continue
             major = ctx.train_of(lib).major
-            comps = catalog.find_library(name, major, os="windows") or catalog.find_library(
+            cat = active_catalog()
+            comps = cat.find_library(name, major, os="windows") or cat.find_library(
                 name, os="windows"
             )
             if not comps or ctx.ships(name) is not None:

@@ -26,16 +26,10 @@ from cuwheel.compat.targets import (
     targets_for_gpu,
 )
 from cuwheel.errors import CompatError
+from cuwheel.knowledge.linkage import binary_os, runtime_majors
 from cuwheel.rules.loading import ContainerVerdict, Verdict, family_members, link_stub_index
 from cuwheel.rules.rollup import GroupVerdict, WheelState, WheelVerdict
-from cuwheel.rules.runtime import (
-    Driver,
-    RuntimeCheck,
-    binary_os,
-    driver_cuda_version,
-    runtime_check,
-    runtime_majors,
-)
+from cuwheel.rules.runtime import Driver, RuntimeCheck, driver_cuda_version, runtime_check
 
 __all__ = [
     "CompatError",

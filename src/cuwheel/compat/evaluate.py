@@ -12,27 +12,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cuwheel.compat.targets import Target, driver_knows_gpu, effective_arch
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
+from cuwheel.knowledge.linkage import binary_os
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, FatbinContainer, Inventory, Source
 from cuwheel.rules import loading
 from cuwheel.rules._memo import library_shape
+from cuwheel.rules.evidence import core_library
+from cuwheel.rules.judge import Rules, active_rules, judging
+from cuwheel.rules.library import LibraryVerdict, judge_library
 from cuwheel.rules.loading import (
     ContainerVerdict,
     Verdict,
     judge_container,
 )
-from cuwheel.rules.rollup import (
-    LibraryVerdict,
-    WheelState,
-    WheelVerdict,
-    combine_states,
-    core_library,
-    judge_library,
-    judge_wheel,
-)
+from cuwheel.rules.rollup import WheelState, WheelVerdict, combine_states, judge_wheel
 from cuwheel.rules.runtime import (
-    binary_os,
     binary_platform,
     driver_cuda_version,
     package_major,
@@ -88,7 +83,7 @@ def _no_code(
     reason = cv.reason
     if device.base != target.arch:
         reason += f" (the device reports CC {device.cc} under this driver)"
-    for rn in catalog.renames():
+    for rn in active_catalog().renames:
         old, new = rn.old.base, rn.new.base
         if device == new and any(e.arch.base == old for e in container.entries):
             reason += (
@@ -102,7 +97,8 @@ def _no_code(
 # ---------------------------------------------------------------------------- roll-ups
 
 
-_JUDGED: dict[tuple[int, Target, bool, int | None], LibraryVerdict | None] = {}
+# evaluate_binary's verdicts by library shape, in the active Rules' memo "libraries" (its
+# own state: a verdict depends on the catalog); cleared when full (a bound on memory).
 MAX_JUDGED = 65_536
 
 
@@ -119,12 +115,14 @@ def evaluate_binary(
     costs one judgment per GPU, as each container shape does within a library.
     """
     key = (library_shape(binary), target, strict, static_major)
-    if key in _JUDGED:
-        lv = _JUDGED[key]
+    judged: dict[tuple[int, Target, bool, int | None], LibraryVerdict | None]
+    judged = active_rules().memo("libraries")
+    if key in judged:
+        lv = judged[key]
         return lv if lv is None or lv.path == binary.path else replace(lv, path=binary.path)
-    if len(_JUDGED) >= MAX_JUDGED:
-        _JUDGED.clear()
-    lv = _JUDGED[key] = _evaluate_binary(binary, target, strict=strict,
+    if len(judged) >= MAX_JUDGED:
+        judged.clear()
+    lv = judged[key] = _evaluate_binary(binary, target, strict=strict,
                                          static_major=static_major)
     return lv
 
@@ -232,10 +230,19 @@ def evaluate(
     *,
     strict: bool = False,
     cuda: tuple[int, int] | None = None,
+    rules: Rules | None = None,
 ) -> TargetReport:
     """Every source of ``inventory`` on ``target``.  ``cuda``: the CUDA version of the
     process that loads them (torch.version.cuda), which picks among run-time
-    alternatives (docs/compat.md#run-time-alternatives)."""
+    alternatives (docs/compat.md#run-time-alternatives).  ``rules``: the judge
+    (rules/judge.py; default: the shipped catalog's, or the one already judging)."""
+    with judging(rules):
+        return _evaluate(inventory, target, strict, cuda)
+
+
+def _evaluate(
+    inventory: Inventory, target: Target, strict: bool, cuda: tuple[int, int] | None
+) -> TargetReport:
     sources = tuple(_evaluate_source(s, target, strict, cuda) for s in inventory.sources)
     device, rename_note = effective_arch(target)
     notes: list[str] = []
@@ -290,8 +297,11 @@ def matrix(
     *,
     strict: bool = False,
     cuda: tuple[int, int] | None = None,
+    rules: Rules | None = None,
 ) -> Matrix:
-    reports = tuple(evaluate(inventory, t, strict=strict, cuda=cuda) for t in targets)
+    """:func:`evaluate` on each of ``targets``, as a table of libraries by GPU."""
+    with judging(rules):
+        reports = tuple(evaluate(inventory, t, strict=strict, cuda=cuda) for t in targets)
     columns: list[str] = []
     for r in reports:
         for s in r.sources:

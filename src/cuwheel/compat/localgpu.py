@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._paths import read_untrusted
 from cuwheel.compat.targets import Target
 from cuwheel.errors import NoGpuError
 from cuwheel.model.arch import Arch
@@ -75,11 +76,12 @@ def _via_nvml() -> LocalMachine:
 
 
 def _proc_driver_version() -> str | None:
-    try:
-        with open("/proc/driver/nvidia/version", encoding="utf-8", errors="replace") as f:
-            m = re.search(r"Kernel Module\s+(?:for \S+\s+)?(\d+\.\d+(?:\.\d+)?)", f.read())
+    try:  # a /proc file: regular, of size 0 until read
+        data = read_untrusted("/proc/driver/nvidia/version", 1 << 16)
     except OSError:
         return None
+    text = data.decode("utf-8", "replace") if data is not None else ""
+    m = re.search(r"Kernel Module\s+(?:for \S+\s+)?(\d+\.\d+(?:\.\d+)?)", text)
     return m[1] if m else None
 
 

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cuwheel.errors import CompatError, shown
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
+from cuwheel.knowledge.cuda import parse_version
 from cuwheel.knowledge.gpus import Gpu, Product
 from cuwheel.model.arch import Arch, ArchSpellingError
 from cuwheel.rules.runtime import Driver, driver_cuda_version, version_tuple
@@ -52,7 +53,7 @@ def parse_driver(text: str) -> Driver:
         )
     if len(parts) != 2:
         raise CompatError(f"a CUDA driver version is 'MAJOR.MINOR' ('13.0'), got {text!r}")
-    newest = catalog.releases()[-1]
+    newest = active_catalog().releases[-1]
     if parts[0] > newest.version[0] + 1:  # the next major may be out; two ahead is a typo
         raise CompatError(
             f"--driver {t}: no CUDA {parts[0]}.x driver exists (the catalog's newest release "
@@ -89,7 +90,7 @@ class Target:
 
 def _canonical(arch: Arch) -> tuple[Arch, str | None]:
     """Map a renamed CC to its current name (10.1 -> 11.0, Thor)."""
-    for rn in catalog.renames():
+    for rn in active_catalog().renames:
         if arch == rn.old.base:
             return rn.new.base, (
                 f"CC {arch.cc} is {rn.new.base.cc} from CUDA {rn.first_release_with_new} on "
@@ -111,7 +112,7 @@ def target_for_cc(text: str, driver: Driver | None = None) -> Target:
     if arch.variant:
         raise CompatError(f"--cc takes a compute capability, not a variant target: {text!r}")
     arch, _ = _canonical(arch)
-    gpu = catalog.gpu_for_arch(arch)
+    gpu = active_catalog().gpu_for_arch(arch)
     if gpu is None:
         return Target(arch, f"sm_{arch.number}", driver)
     return Target(arch, f"sm_{arch.number}", driver, gpu.family, _hosts(gpu, gpu.products))
@@ -120,10 +121,10 @@ def target_for_cc(text: str, driver: Driver | None = None) -> Target:
 def targets_for_gpu(query: str, driver: Driver | None = None) -> tuple[Target, ...]:
     """GPUs of the catalog that ``query`` names ("RTX 4090", "GB200", "Blackwell"): exact
     hits if any, else every hit; one Target per compute capability.  Raises CompatError."""
-    matches = catalog.find_gpus(query)
+    matches = active_catalog().find_gpus(query)
     if not query.strip() or not matches:
         raise CompatError(f"no GPU in the catalog matches {query!r}"
-                          f"{catalog.gpu_hint(query) if query.strip() else ''} "
+                          f"{active_catalog().gpu_hint(query) if query.strip() else ''} "
                           "(try 'cuwheel gpus')")
     exact = [m for m in matches if m.exact]
     out: list[Target] = []
@@ -138,9 +139,9 @@ def effective_arch(target: Target, os: str = "linux") -> tuple[Arch, str | None]
     """The CC the device reports under the target's driver: a CUDA 12.x driver reports
     Thor as 10.1, a 13.x driver as 11.0 (catalog ``rename``).  Unknown driver: current."""
     cuda = driver_cuda_version(target.driver, os) if target.driver else None
-    for rn in catalog.renames():
+    for rn in active_catalog().renames:
         if target.arch == rn.new.base and cuda is not None:
-            first = catalog.parse_version(rn.first_release_with_new)
+            first = parse_version(rn.first_release_with_new)
             if cuda < first:
                 return rn.old.base, (
                     f"a CUDA {cuda[0]}.{cuda[1]} driver reports this GPU as CC "
@@ -154,7 +155,7 @@ def driver_knows_gpu(arch: Arch, cuda: tuple[int, int] | None) -> str | None:
     """A warning when the GPU first appears in a release newer than the driver's CUDA."""
     if cuda is None:
         return None
-    supporting = catalog.releases_supporting(arch)
+    supporting = active_catalog().releases_supporting(arch)
     if supporting and supporting[0].version > cuda:
         return (
             f"{arch.sass} first appears in CUDA {supporting[0].name}; a CUDA "
@@ -166,7 +167,7 @@ def driver_knows_gpu(arch: Arch, cuda: tuple[int, int] | None) -> str | None:
 def catalog_targets(driver: Driver | None = None) -> tuple[Target, ...]:
     """One target per GPU of the catalog (its products in the label)."""
     out = []
-    for g in catalog.load_catalog().gpus:
+    for g in active_catalog().gpus:
         names = ", ".join(p.name for p in g.products[:2])
         label = f"{g.cc} {g.family}" + (f" ({names})" if names else "")
         out.append(Target(g.arch, label, driver, g.family, _hosts(g, g.products)))

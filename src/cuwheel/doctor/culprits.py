@@ -87,15 +87,15 @@ def _named_files(env: Environment, facts: Iterable[Fact]) -> dict[str, Distribut
 
 
 def _components(library: str) -> tuple[Any, ...]:
-    from cuwheel.knowledge.catalog import find_library
+    from cuwheel.knowledge.active import active_catalog
 
-    return find_library(library)
+    return active_catalog().find_library(library)
 
 
 def _by_name(component: str) -> list[Any]:
-    from cuwheel.knowledge.catalog import load_catalog
+    from cuwheel.knowledge.active import active_catalog
 
-    return [c for c in load_catalog().components if c.name == component]
+    return [c for c in active_catalog().components if c.name == component]
 
 
 def _one(cause: Cause, facts: tuple[Fact, ...], env: Environment,

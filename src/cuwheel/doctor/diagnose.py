@@ -21,11 +21,12 @@ from cuwheel.doctor.loader import (
 )
 from cuwheel.doctor.torchabi import torch_abi_findings
 from cuwheel.doctor.verdict import VariantChoice, judge_distribution, loaded_binaries
-from cuwheel.knowledge.catalog import is_cuda_library
+from cuwheel.knowledge.active import active_catalog
+from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.knowledge.platforms import BINARY_FORMATS
 from cuwheel.model.inventory import Binary, Inventory
+from cuwheel.rules.judge import Rules, judging
 from cuwheel.rules.rollup import WheelState, combine_states
-from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
     "NO_KERNEL_IMAGE",
@@ -127,7 +128,7 @@ def read_file_binary(path: str) -> Binary | None:
 
 def _cuda_related(b: Binary) -> bool:
     return b.has_device_code or bool(runtime_majors(b)) or any(
-        is_cuda_library(n, binary_os(b)) for n in b.needed)
+        active_catalog().is_cuda_library(n, binary_os(b)) for n in b.needed)
 
 
 def _entries(env: Environment, environ: dict[str, str]) -> list[str]:
@@ -141,7 +142,7 @@ def _entries(env: Environment, environ: dict[str, str]) -> list[str]:
             if b.file_type not in ("shared", "dll") or b.archive is not None:
                 continue
             name = b.soname or os.path.basename(b.path)
-            if is_cuda_library(name, binary_os(b)):
+            if active_catalog().is_cuda_library(name, binary_os(b)):
                 continue
             out.append(b.path)
     return out
@@ -224,9 +225,22 @@ def diagnose(
     *,
     reader: object = None,
     names: Callable[[Environment, set[str]], Environment] | None = None,
+    rules: Rules | None = None,
 ) -> Diagnosis:
     """The environment on each target; ``ctx``: what the loader searches on this machine.
-    ``names``: reads binaries again with kernel names (default: from their files)."""
+    ``names``: reads binaries again with kernel names (default: from their files);
+    ``rules``: the judge (rules/judge.py; default: the shipped catalog's)."""
+    with judging(rules):
+        return _diagnose(env, targets, ctx, reader, names)
+
+
+def _diagnose(
+    env: Environment,
+    targets: Sequence[Target],
+    ctx: SearchContext,
+    reader: object,
+    names: Callable[[Environment, set[str]], Environment] | None,
+) -> Diagnosis:
     environ = dict(ctx.environ)
     env = (names or with_kernel_names)(env, _needing_names(env, targets, environ))
     process = simulate(env, _entries(env, environ), ctx,

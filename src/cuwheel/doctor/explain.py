@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from cuwheel.doctor.facts import Fact, extract_facts
 from cuwheel.doctor.resolve import RESOLVERS, Resolution
 from cuwheel.doctor.rules import Rule, load_rules
+from cuwheel.rules.judge import Rules, judging
 
 __all__ = ["Cause", "TextDiagnosis", "diagnose_text"]
 
@@ -58,9 +59,16 @@ def _cause(rule: Rule, used: list[Fact], res: Resolution) -> Cause:
                  rule.command)
 
 
-def diagnose_text(text: str, rules: tuple[Rule, ...] | None = None) -> TextDiagnosis:
+def diagnose_text(text: str, rules: tuple[Rule, ...] | None = None, *,
+                  judge: Rules | None = None) -> TextDiagnosis:
     """The facts ``text`` states and the causes they support, the most specific first; no
-    causes when nothing is known (the caller says so, never a guess)."""
+    causes when nothing is known (the caller says so, never a guess).  ``judge``: the
+    catalog's rules the causes are resolved with (rules/judge.py; default: the shipped)."""
+    with judging(judge):
+        return _diagnose_text(text, rules)
+
+
+def _diagnose_text(text: str, rules: tuple[Rule, ...] | None) -> TextDiagnosis:
     facts = extract_facts(text)
     rules = load_rules() if rules is None else rules
     held: list[Cause] = []

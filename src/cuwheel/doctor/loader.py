@@ -29,7 +29,7 @@ from cuwheel.doctor.conventions import conventions
 from cuwheel.doctor.environment import Environment
 from cuwheel.doctor.ldcache import LdCache
 from cuwheel.doctor.preload import preload_list
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.linkage import binary_os
 from cuwheel.knowledge.nvidia_symbols import first_release_exporting
 from cuwheel.knowledge.platforms import load_platforms
@@ -151,7 +151,7 @@ class _Simulation:
         return self.read_cache[path]
 
     def worth_reading(self, path: str, name: str, os_name: str) -> bool:
-        return self.env.inside(path) or catalog.is_cuda_library(name, os_name)
+        return self.env.inside(path) or active_catalog().is_cuda_library(name, os_name)
 
     # -- Linux ---------------------------------------------------------------------------
     def search_linux(self, obj: Binary, path: str, name: str,
@@ -243,9 +243,9 @@ class _Simulation:
                 continue
             os_name = binary_os(b)
             for need in b.needed:
-                if os_name == "linux" and catalog.is_driver_library(need):
+                if os_name == "linux" and active_catalog().is_driver_library(need):
                     continue  # the driver's: never the environment's to provide
-                if os_name == "windows" and not catalog.is_cuda_library(need, "windows"):
+                if os_name == "windows" and not active_catalog().is_cuda_library(need, "windows"):
                     continue  # system DLLs (kernel32, the CRT) are not followed
                 r = (self.search_windows(p, need) if os_name == "windows"
                      else self.search_linux(b, p, need, chain))  # fmt: skip
@@ -269,10 +269,11 @@ class _Simulation:
         feature = owner and conventions().optional_feature(
             owner.name, os.path.relpath(path, owner.site).replace(os.sep, "/"))
         key = f"{name} {feature}" if feature else name
-        if not (catalog.is_cuda_library(name, os_name) or shipped) or key in self.missing_seen:
+        cuda = active_catalog().is_cuda_library(name, os_name)
+        if not (cuda or shipped) or key in self.missing_seen:
             return
         self.missing_seen.add(key)
-        comps = catalog.find_library(name, os=os_name)
+        comps = active_catalog().find_library(name, os=os_name)
         where = ""
         if shipped:
             where = f"; the environment has it at {shipped[0]}, which no search reaches"
@@ -340,7 +341,7 @@ class _Simulation:
         stems: dict[str, list[Loaded]] = {}
         for key in self.proc.order:
             lo = self.proc.loaded[key]
-            if ".so." in lo.name and catalog.is_cuda_library(lo.name, "linux"):
+            if ".so." in lo.name and active_catalog().is_cuda_library(lo.name, "linux"):
                 stems.setdefault(lo.name.split(".so.", 1)[0], []).append(lo)
         for stem, los in stems.items():
             if len({lo.name for lo in los}) > 1:
@@ -354,7 +355,7 @@ class _Simulation:
             lo = self.proc.loaded[key]
             if self.env.inside(lo.path) or lo.binary is None or lo.binary.format == "pe":
                 continue
-            if not catalog.is_cuda_library(lo.name, "linux"):
+            if not active_catalog().is_cuda_library(lo.name, "linux"):
                 continue
             ours = [p for p in self.env.index.get(lo.name, ()) if p != lo.path]
             if ours:
@@ -372,7 +373,7 @@ class _Simulation:
                     continue
                 prov = self.proc.loaded.get(u.library)
                 if (prov is None or prov.binary is None
-                        or not catalog.is_cuda_library(u.library, "linux")):
+                        or not active_catalog().is_cuda_library(u.library, "linux")):
                     continue
                 pb = prov.binary
                 if u.version not in pb.version_defs:

@@ -61,10 +61,10 @@ def _stem(name: str) -> str:
 def _component_by_stem(name: str) -> tuple[str, str | None] | None:
     """(component name, the version the name spells) for a library no recorded major
     ships: ``cudart64_101.dll`` -> ("cudart", "10.1")."""
-    from cuwheel.knowledge.catalog import load_catalog
+    from cuwheel.knowledge.active import active_catalog
 
     stem = _stem(name)
-    for c in load_catalog().components:
+    for c in active_catalog().components:
         if any(_stem(p.replace("*", "")) == stem for p in c.linux + c.windows):
             digits = re.findall(r"\d+", name.rsplit(".dll", 1)[0].split(".so", 1)[-1]
                                 if ".so" in name else name.split("64_", 1)[-1])
@@ -88,7 +88,7 @@ def _own_major(component: str, name: str) -> str | None:
 
 
 def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
-    from cuwheel.knowledge.catalog import find_library, is_driver_library, load_catalog
+    from cuwheel.knowledge.active import active_catalog
 
     because: list[str] = []
     install: list[str] = []
@@ -96,12 +96,12 @@ def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
     majors = _majors(facts)
     names = [f for f in used if f.kind in ("library", "component")]
     for f in names:
-        if f.kind == "library" and is_driver_library(f.value):
+        if f.kind == "library" and active_catalog().is_driver_library(f.value):
             continue
         if f.kind == "component":
-            comps = [c for c in load_catalog().components if c.name == f.value]
+            comps = [c for c in active_catalog().components if c.name == f.value]
         else:
-            comps = list(find_library(f.value))
+            comps = list(active_catalog().find_library(f.value))
         if majors:
             comps = [c for c in comps if c.major in majors] or comps
         if comps:
@@ -116,7 +116,7 @@ def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
         found = _component_by_stem(f.value) if f.kind == "library" else None
         if found:
             comp, version = found
-            known = sorted({c.major for c in load_catalog().components if c.name == comp})
+            known = sorted({c.major for c in active_catalog().components if c.name == comp})
             v = f" {version}" if version else ""
             because.append(f"{f.value} is {comp}{v}, a release no NVIDIA wheel the catalog "
                            f"knows ships (its wheels are of CUDA {', '.join(map(str, known))}):"
@@ -135,19 +135,21 @@ def _library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
                        "needs (another version of it)." if f.value == "127" else
                        "Windows error 126: the DLL (or one it needs) was not found.")
     fix = " or ".join(f"pip install {r}" for r in install) if install else None
-    named = [f.value for f in names if not (f.kind == "library" and is_driver_library(f.value))]
+    driver = active_catalog().is_driver_library
+    named = [f.value for f in names if not (f.kind == "library" and driver(f.value))]
     title = f"{', '.join(named[:2])} not found by the loader" if named else None
     return Resolution(tuple(because), tuple(install), sure, fix, title)
 
 
 def _driver_library(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
-    from cuwheel.knowledge.catalog import is_driver_library
+    from cuwheel.knowledge.active import active_catalog
 
     libs = [f for f in used if f.kind == "library"]
-    if libs and not any(is_driver_library(f.value) for f in libs) and len(libs) == len(used):
+    driver = active_catalog().is_driver_library
+    if libs and not any(driver(f.value) for f in libs) and len(libs) == len(used):
         return None
     because = [f"{f.value} is the NVIDIA driver's, never a wheel's." for f in libs
-               if is_driver_library(f.value)]
+               if active_catalog().is_driver_library(f.value)]
     if any(f.value == "wsl" for f in _of(facts, "os")):
         because.append("WSL: the driver's libraries are in /usr/lib/wsl/lib.")
     return Resolution(tuple(because))
@@ -199,7 +201,7 @@ def _torch_build(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | No
 
 # -- the driver ----------------------------------------------------------------------
 def _driver_floor(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
-    from cuwheel.knowledge.catalog import minor_compat_floor, release
+    from cuwheel.knowledge.active import active_catalog
 
     os = _os(facts) or "linux"
     because: list[str] = []
@@ -210,7 +212,7 @@ def _driver_floor(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | N
             if "." not in f.value:
                 continue  # a major alone ("xla_cuda12") names no release
             try:
-                r = release(f.value)
+                r = active_catalog().release(f.value)
             except (LookupError, ValueError):  # a release the catalog does not know
                 continue
             need = r.min_driver(os)
@@ -218,7 +220,7 @@ def _driver_floor(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | N
                 because.append(f"PTX of CUDA {r.name} needs driver >= {need} ({os}).")
     else:
         for m in _majors(facts) or [12, 13]:
-            floor = minor_compat_floor(m)
+            floor = active_catalog().minor_compat_floor(m)
             need = None if floor is None else floor.floor(os)
             if need:
                 because.append(f"a CUDA {m} runtime needs driver >= {need} ({os}).")
@@ -228,16 +230,16 @@ def _driver_floor(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | N
 
 
 def _forward_compat(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
-    from cuwheel.knowledge.catalog import forward_compat
+    from cuwheel.knowledge.active import active_catalog
 
-    fc = forward_compat()
+    fc = active_catalog().forward_compat
     because = [f"forward compatibility applies to {fc.applies_to} only."] if fc else []
     return Resolution(tuple(because))
 
 
 # -- GPU architectures ------------------------------------------------------------------
 def _gpu_arch(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
-    from cuwheel.knowledge.catalog import gpu_for_arch, releases_supporting
+    from cuwheel.knowledge.active import active_catalog
     from cuwheel.model.arch import Arch
 
     archs = _of(facts, "arch")
@@ -249,9 +251,9 @@ def _gpu_arch(used: Sequence[Fact], facts: Sequence[Fact]) -> Resolution | None:
             arch = Arch.parse(f.value)
         except ValueError:
             continue
-        gpu = gpu_for_arch(arch)
+        gpu = active_catalog().gpu_for_arch(arch)
         names = ", ".join(p.name for p in gpu.products[:3]) if gpu else "no GPU the catalog knows"
-        rels = releases_supporting(arch)
+        rels = active_catalog().releases_supporting(arch)
         known = (f"CUDA {rels[0].name} to {rels[-1].name}" if rels and rels[-1].name != "13.5"
                  else f"CUDA {rels[0].name} and later" if rels else "no CUDA release")
         because.append(f"{f.value} is compute capability {arch.cc} ({names}); nvcc builds "

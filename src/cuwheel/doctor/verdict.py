@@ -2,7 +2,7 @@
 
 Everything goes through :func:`judge_distribution`: which of a distribution's libraries
 load at run time (variants: the one the package selects, data/loaders.toml, by the rule of
-rules/evidence.select_variant) and the one roll-up's answer on them (rules/rollup.py, through
+knowledge/loaders.select_variant) and the one roll-up's answer on them (rules/rollup.py, through
 the compat API): the distribution's state, its culprits and its libraries.
 """
 

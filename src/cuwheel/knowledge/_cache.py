@@ -117,10 +117,11 @@ def _folder(folder: str, create: bool) -> bool:
 def _secret(folder: str, create: bool) -> bytes | None:
     """The per-user key of the entries' MACs (``catalog.key``, mode 0600, this user's);
     made once when missing and ``create``; None when it is not there or not private."""
+    from cuwheel._paths import open_untrusted
+
     path = os.path.join(folder, _SECRET)
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, flags)
+        fh = open_untrusted(path, follow=False)
     except FileNotFoundError:
         if not create:
             return None
@@ -140,15 +141,11 @@ def _secret(folder: str, create: bool) -> bytes | None:
         return _secret(folder, False)
     except OSError:
         return None
-    try:
-        import stat
-
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _private(st) or st.st_mode & 0o077:
+    with fh:
+        st = os.fstat(fh.fileno())
+        if not _private(st) or st.st_mode & 0o077:
             return None
-        data = os.read(fd, _SECRET_BYTES + 1)
-    finally:
-        os.close(fd)
+        data = fh.read(_SECRET_BYTES + 1)
     return data if len(data) == _SECRET_BYTES else None
 
 

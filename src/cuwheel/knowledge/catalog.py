@@ -155,6 +155,23 @@ class Catalog:
         a = Arch.parse(arch) if isinstance(arch, str) else arch
         return self._gpu_index.get(a.number)
 
+    @functools.cached_property
+    def _tegra_memo(self) -> dict[int, bool]:
+        return {}
+
+    def is_tegra(self, arch: Arch) -> bool:
+        """Whether CC ``arch`` is an integrated Tegra / Jetson / DRIVE GPU (``tegra``; a
+        renamed CC, Thor's 10.1, is looked up under its current name)."""
+        found = self._tegra_memo.get(arch.number)
+        if found is None:
+            gpu = self.gpu_for_arch(arch.base)
+            if gpu is None:
+                for rn in self.renames:
+                    if rn.old.base == arch.base:
+                        gpu = self.gpu_for_arch(rn.new.base)
+            found = self._tegra_memo[arch.number] = gpu is not None and gpu.tegra
+        return found
+
     # -- releases ----------------------------------------------------------------
     def release(self, version: str | tuple[int, int]) -> Release:
         """The release ``"13.0"`` (``"13.0.88"`` and ``(13, 0)`` work too); raises
@@ -182,6 +199,14 @@ class Catalog:
         for r in self.releases:
             if r.ptx_isa >= v:
                 return r
+        return None
+
+    def codec_release(self, codec: str) -> Release | None:
+        """The first CUDA release whose drivers decode fatbin payloads of ``codec`` ("zstd");
+        None when any driver does, or when it is not known."""
+        for name, version in self.codec_gates:
+            if name == codec:
+                return self.release(version)
         return None
 
     def minor_compat_floor(self, major: int) -> MinorCompat | None:
@@ -216,6 +241,17 @@ class Catalog:
         if any(match_lib(base, p) for p in self.not_driver):
             return False
         return any(match_lib(base, p) for p in self.driver_linux + self.driver_windows)
+
+    def is_cuda_library(self, name: str, os: str | None = None, *, driver: bool = False) -> bool:
+        """The one answer to "is this a CUDA library": a library of NVIDIA's CUDA components
+        (shipped on ``os``; any OS when None), or with ``driver`` one of the driver's own
+        (``libcuda.so.1``, ``nvcuda.dll``)."""
+        return bool(self.find_library(name, os=os)) or (driver and self.is_driver_library(name))
+
+    def gpu_hint(self, query: str) -> str:
+        """``; did you mean 'H100'?`` for a GPU query that matched nothing, or ``""``."""
+        name = nearest_gpu_name(self.gpus, query)
+        return f"; did you mean {name!r}?" if name else ""
 
     # -- platforms and consumers -------------------------------------------------
     def platform(self, name: str) -> Platform | None:
@@ -295,8 +331,12 @@ def load_catalog() -> Catalog:
                   Catalog)
 
 
+# The catalog being judged with (rules/judge.py's Rules.active sets it); the rule modules
+# ask this, never the lookups below.
 # ---------------------------------------------------------------------------- lookups
-# The shipped catalog's lookups, for the callers that use the shipped data.
+# The shipped catalog's lookups, for the callers that use the shipped data outside the
+# judgement (plan, render, cli); the rule modules ask the active Rules' catalog instead
+# (rules/judge.py; tests/test_architecture.py).
 
 
 def find_gpus(query: str = "") -> tuple[GpuMatch, ...]:
@@ -304,9 +344,7 @@ def find_gpus(query: str = "") -> tuple[GpuMatch, ...]:
 
 
 def gpu_hint(query: str) -> str:
-    """``; did you mean 'H100'?`` for a GPU query that matched nothing, or ``""``."""
-    name = nearest_gpu_name(load_catalog().gpus, query)
-    return f"; did you mean {name!r}?" if name else ""
+    return load_catalog().gpu_hint(query)
 
 
 def gpu_for_arch(arch: Arch | str) -> Gpu | None:
@@ -338,12 +376,7 @@ def forward_compat() -> ForwardCompat | None:
 
 
 def codec_release(codec: str) -> Release | None:
-    """The first CUDA release whose drivers decode fatbin payloads of ``codec`` ("zstd");
-    None when any driver does, or when it is not known."""
-    for name, version in load_catalog().codec_gates:
-        if name == codec:
-            return release(version)
-    return None
+    return load_catalog().codec_release(codec)
 
 
 def renames() -> tuple[Rename, ...]:
@@ -361,10 +394,7 @@ def is_driver_library(name: str) -> bool:
 
 
 def is_cuda_library(name: str, os: str | None = None, *, driver: bool = False) -> bool:
-    """The one answer to "is this a CUDA library": a library of NVIDIA's CUDA components
-    (shipped on ``os``; any OS when None), or with ``driver`` one of the driver's own
-    (``libcuda.so.1``, ``nvcuda.dll``)."""
-    return bool(find_library(name, os=os)) or (driver and is_driver_library(name))
+    return load_catalog().is_cuda_library(name, os, driver=driver)
 
 
 def platform(name: str) -> Platform | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.catalog import Component
 from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
@@ -28,8 +28,9 @@ def runtime_majors(binary: Binary) -> tuple[tuple[int, str], ...]:
     os = binary_os(binary)
     out: list[tuple[int, str]] = []
     names = ([binary.soname] if binary.soname else []) + list(binary.needed)
+    cat = active_catalog()  # the judging Rules' (rules/judge.py), else the shipped one
     for name in names:
-        comps = [c for c in catalog.find_library(name, os=os) if c.extra is not None]
+        comps = [c for c in cat.find_library(name, os=os) if c.extra is not None]
         majors = {c.major for c in comps}
         if len(majors) == 1:
             out.append((majors.pop(), name))
@@ -42,8 +43,9 @@ def cuda_links(
     """(linked name, catalog components that ship it on ``os``) for the names that are CUDA
     libraries."""
     out = []
+    cat = active_catalog()
     for name in names:
-        comps = catalog.find_library(name, os=os)
+        comps = cat.find_library(name, os=os)
         if comps:
             out.append((name, comps))
     return out

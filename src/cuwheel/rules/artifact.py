@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.hostisa import host_isa
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import CodeKind, Source
@@ -46,7 +46,7 @@ def covers(code: Iterable[tuple[CodeKind, Arch]], device: Arch) -> str | None:
 def runs_on(source: Source) -> tuple[Arch, ...]:
     """The catalog's GPU architectures the artifact's device code runs on."""
     code = code_archs(source)
-    archs = sorted({m.gpu.arch for m in catalog.find_gpus("")}, key=lambda a: a.number)
+    archs = sorted({m.gpu.arch for m in active_catalog().find_gpus("")}, key=lambda a: a.number)
     return tuple(a for a in archs if covers(code, a) is not None)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.model.artifact import EVIDENCE_ORDER, ArtifactFacts, TrainEvidence
 from cuwheel.model.inventory import Binary, CodeKind, Source
@@ -50,7 +50,7 @@ def binary_evidence(binaries: Iterable[Binary]) -> list[TrainEvidence]:
                                         f"{b.path}: cubin from CUDA {tk.major}.{tk.minor}{full}"))
             for e in c.entries:
                 if e.kind is CodeKind.PTX and e.code_version:
-                    r = catalog.release_for_ptx_isa(e.code_version)
+                    r = active_catalog().release_for_ptx_isa(e.code_version)
                     if r is not None:
                         isa = f"{e.code_version[0]}.{e.code_version[1]}"
                         ev.append(TrainEvidence(

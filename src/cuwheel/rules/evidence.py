@@ -5,20 +5,18 @@ another (docs/compat.md#from-containers-to-a-wheel)."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.cuda import Release
-from cuwheel.knowledge.loaders import select_variant
+from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, Toolkit
 from cuwheel.rules._memo import per_binary
 from cuwheel.rules.loading import counted_containers
-from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
     "DISPATCH_ARCH_SETS",
@@ -32,7 +30,6 @@ __all__ = [
     "group_label",
     "per_architecture_build",
     "release_at_or_below",
-    "select_variant",
     "specialised_only",
     "split_path",
 ]
@@ -114,17 +111,16 @@ def _one_plain_each(binary: Binary) -> frozenset[Arch] | None:
     return frozenset(archs)
 
 
-@functools.lru_cache(maxsize=256)
 def _first_release(device: Arch) -> Release | None:
     """The first CUDA release whose nvcc builds for CC ``device``."""
-    for r in catalog.releases():
+    for r in active_catalog().releases:
         if any(a.number == device.number for a in r.sass):
             return r
     return None
 
 
 def release_at_or_below(version: tuple[int, int]) -> Release | None:
-    below = [r for r in catalog.releases() if r.version <= version]
+    below = [r for r in active_catalog().releases if r.version <= version]
     return below[-1] if below else None
 
 
@@ -147,11 +143,11 @@ def builder_knows(binary: Binary, device: Arch) -> tuple[bool | None, str]:
     if tks:
         tk = max(tks, key=lambda t: (t.major, t.minor))
         bounds.append(((tk.major, tk.minor), f"its cubins were built by CUDA {tk}"))
-    isa_rel = catalog.release_for_ptx_isa(isa) if isa is not None else None
+    isa_rel = active_catalog().release_for_ptx_isa(isa) if isa is not None else None
     if isa_rel is not None:
         bounds.append((isa_rel.version, f"its PTX ISA needs CUDA {isa_rel.name}+"))
     majors = [m for m, _ in runtime_majors(binary)]
-    same = [r for r in catalog.releases() if majors and r.major == max(majors)]
+    same = [r for r in active_catalog().releases if majors and r.major == max(majors)]
     if same:
         bounds.append((min(r.version for r in same), f"it links the CUDA {max(majors)} runtime"))
     if not bounds:

@@ -11,13 +11,12 @@ and the catalog; nothing reads files, picks targets or knows about rows and poli
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog, active_memo
 from cuwheel.knowledge.thresholds import load_thresholds
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, FatbinContainer, FatbinEntry
@@ -106,9 +105,9 @@ def family_members(arch: Arch) -> tuple[Arch, ...]:
     (docs/cuda.md#families).  Unknown f target: its own CC only."""
     members: set[Arch] = set()
     key = Arch(arch.number, "f")
-    for r in catalog.releases():
+    for r in active_catalog().releases:
         members.update(m.base for m in r.family(key))
-    for rn in catalog.renames():
+    for rn in active_catalog().renames:
         if rn.old.base in members:
             members.add(rn.new.base)
     return tuple(sorted(members)) or (arch.base,)
@@ -116,19 +115,14 @@ def family_members(arch: Arch) -> tuple[Arch, ...]:
 
 def _renamed(code: Arch, device: Arch) -> bool:
     """Whether ``code`` names the device's CC by its old name (``sm_101a`` on CC 11.0)."""
-    return any(rn.old.base == code.base and rn.new.base == device.base for rn in catalog.renames())
+    return any(rn.old.base == code.base and rn.new.base == device.base
+               for rn in active_catalog().renames)
 
 
-@functools.lru_cache(maxsize=1024)
 def is_tegra(arch: Arch) -> bool:
     """Whether CC ``arch`` is an integrated Tegra / Jetson / DRIVE GPU (catalog ``tegra``;
     a renamed CC, Thor's 10.1, is looked up under its current name)."""
-    gpu = catalog.gpu_for_arch(arch.base)
-    if gpu is None:
-        for rn in catalog.renames():
-            if rn.old.base == arch.base:
-                gpu = catalog.gpu_for_arch(rn.new.base)
-    return gpu is not None and gpu.tegra
+    return active_catalog().is_tegra(arch)
 
 
 class SassFit(IntEnum):
@@ -199,7 +193,7 @@ def ptx_isa_gate(
     """Whether a driver supporting CUDA ``cuda`` can JIT PTX of ``isa`` (None: not given,
     assumed able); the reason names the release and its driver."""
     isa_name = f"{isa[0]}.{isa[1]}"
-    rel = catalog.release_for_ptx_isa(isa)
+    rel = active_catalog().release_for_ptx_isa(isa)
     if rel is None:
         return False, f"PTX ISA {isa_name} is newer than every CUDA release known"
     need = rel.min_driver(os)
@@ -218,7 +212,7 @@ def codec_gate(entry: FatbinEntry, cuda: tuple[int, int] | None, os: str) -> str
     """Why a driver supporting CUDA ``cuda`` cannot decode ``entry``'s payload (a zstd entry
     needs a CUDA 12.4 driver, catalog ``[fatbin_codecs]``), or None when it can or the driver
     is not given (docs/cuda.md#compressed-fatbins)."""
-    rel = catalog.codec_release(entry.compression.value)
+    rel = active_catalog().codec_release(entry.compression.value)
     if rel is None or cuda is None or cuda >= rel.version:
         return None
     need = rel.min_driver(os)
@@ -343,7 +337,8 @@ def judge_container(
     # the verdict depends only on each entry's loading facts, so it is worked out once per
     # shape, device and driver (docs/compat.md#from-containers-to-a-wheel).
     key = (container.shape, device, cuda, os, stub)
-    known = _JUDGED.get(key)
+    judged = active_memo("containers")
+    known = judged.get(key)
     if known is None:
         ignored = ignored_reason(container, stub=stub)
         codes = tuple(e.name for e in entries)
@@ -351,19 +346,17 @@ def judge_container(
             known = (None, ignored or "no code", None, ignored, codes)
         else:
             known = (*_pick(entries, device, cuda, os), ignored, codes)
-        if len(_JUDGED) >= _JUDGED_MAX:
-            _JUDGED.clear()
-        _JUDGED[key] = known
+        if len(judged) >= JUDGED_MAX:
+            judged.clear()
+        judged[key] = known
     verdict, reason, chosen, ignored, codes = known
     return ContainerVerdict(container.offset, container.size, container.section, codes,
                             verdict=verdict, reason=reason, chosen=chosen, ignored=ignored)
 
 
-# judge_container's verdicts by container shape; cleared when full (a bound on memory).
-_JUDGED: dict[
-    tuple[object, ...], tuple[Verdict | None, str, str | None, str | None, tuple[str, ...]]
-] = {}
-_JUDGED_MAX = 1 << 14
+# judge_container's verdicts by container shape, in the active Rules' memo "containers"
+# (its own state: a verdict depends on the catalog); cleared when full (a bound on memory).
+JUDGED_MAX = 1 << 14
 
 
 def _pick(

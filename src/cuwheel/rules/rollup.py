@@ -23,43 +23,26 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
+from cuwheel.knowledge.loaders import select_variant
 from cuwheel.model.arch import Arch
 from cuwheel.rules.evidence import (
-    DISPATCH_ARCH_SETS,
     Alternative,
     alternatives,
-    builder_knows,
-    core_library,
-    dispatches_by_arch,
     group_label,
-    per_architecture_build,
     release_at_or_below,
-    select_variant,
-    specialised_only,
     split_path,
 )
-from cuwheel.rules.library import LibraryJudgement, LibraryVerdict, judge_library
+from cuwheel.rules.library import LibraryVerdict
 from cuwheel.rules.loading import Verdict, worst
 
 __all__ = [
-    "DISPATCH_ARCH_SETS",
-    "Alternative",
     "GroupVerdict",
-    "LibraryJudgement",
-    "LibraryVerdict",
     "WheelState",
     "WheelVerdict",
-    "alternatives",
-    "builder_knows",
     "combine_states",
-    "core_library",
-    "dispatches_by_arch",
     "judge_group",
-    "judge_library",
     "judge_wheel",
-    "per_architecture_build",
-    "specialised_only",
 ]
 
 
@@ -105,7 +88,7 @@ def judge_group(
         rel = None
         if a.cuda is not None:
             try:
-                rel = catalog.release(a.cuda)
+                rel = active_catalog().release(a.cuda)
             except LookupError:
                 rel = release_at_or_below(a.cuda)
         if lv.verdict.runs:

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.linkage import binary_os, runtime_majors
 from cuwheel.knowledge.platforms import load_platforms
 from cuwheel.model.inventory import Binary
@@ -22,7 +22,6 @@ from cuwheel.model.inventory import Binary
 __all__ = [
     "Driver",
     "RuntimeCheck",
-    "binary_os",
     "binary_platform",
     "driver_cuda_version",
     "forward_compat_applies",
@@ -30,7 +29,6 @@ __all__ = [
     "package_major",
     "reaches",
     "runtime_check",
-    "runtime_majors",
     "version_tuple",
 ]
 
@@ -76,7 +74,7 @@ def driver_cuda_version(driver: Driver, os: str = "linux") -> tuple[int, int] | 
     assert driver.version is not None
     have = version_tuple(driver.version)
     best: tuple[int, int] | None = None
-    for r in catalog.releases():
+    for r in active_catalog().releases:
         if os == "windows" and r.driver_windows is not None:
             reached = reaches(driver.version, r.driver_windows)
         elif os == "windows" and r.driver_linux is not None:
@@ -98,7 +96,7 @@ def min_driver(driver_version: str | None, cuda: tuple[int, int] | None, os: str
     if cuda is None:
         return None
     try:
-        r = catalog.release(cuda)
+        r = active_catalog().release(cuda)
     except LookupError:
         return None
     return r.min_driver(os)
@@ -118,7 +116,7 @@ def binary_platform(binary: Binary) -> str | None:
 def forward_compat_applies(segment: str, os: str) -> bool:
     """Whether NVIDIA's forward-compatibility package can bring a newer-major runtime to an
     older driver for a product of ``segment`` ("datacenter", "embedded", ...) on ``os``."""
-    fc = catalog.forward_compat()
+    fc = active_catalog().forward_compat
     return fc is not None and os in fc.os and segment in fc.segments
 
 
@@ -146,7 +144,7 @@ def runtime_check(binary: Binary, driver: Driver | None,
         return None
     major, lib = max(majors)
     os = binary_os(binary)
-    mc = catalog.minor_compat_floor(major)
+    mc = active_catalog().minor_compat_floor(major)
     floor = mc.floor(os) if mc else None
     floor_txt = f"driver >= {floor}" if floor else f"a CUDA {major}.x driver"
     need = f"{lib} (CUDA {major}) needs {floor_txt} (minor-version compatibility floor)"
@@ -167,7 +165,7 @@ def runtime_check(binary: Binary, driver: Driver | None,
     else:
         return RuntimeCheck(major, lib, floor, None, need + f"; {driver} could not be placed")
     reason = f"{need}: {'ok' if ok else 'too old'} ({driver})"
-    fc = catalog.forward_compat()
+    fc = active_catalog().forward_compat
     if not ok and fc is not None and os in fc.os:
         # Not a verdict: whether the package is installed (and the GPU eligible) is unknown.
         reason += (

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.packages import PackageLibraries
 from cuwheel.knowledge.torchabi import TorchAbi, TorchRelease, load_torch_abi, symbol_key
 from cuwheel.model.inventory import Binary
@@ -64,7 +64,7 @@ class TorchAbiAnswer:
 
 
 def _torch_package() -> PackageLibraries | None:
-    return next((p for p in catalog.load_catalog().package_libraries if p.name == TORCH), None)
+    return next((p for p in active_catalog().package_libraries if p.name == TORCH), None)
 
 
 def torch_symbols(binary: Binary, abi: TorchAbi | None = None

@@ -29,6 +29,7 @@ import tempfile
 from collections.abc import Mapping
 from importlib import resources
 
+from cuwheel._paths import open_untrusted
 from cuwheel._version import __version__
 from cuwheel.scan.record import RECORD_VERSION, RecordOptions, dumps
 
@@ -124,8 +125,8 @@ class Cache:
         if p is None:
             return None
         try:
-            with open(p, encoding="ascii") as f:
-                sha = f.read().strip()
+            with open_untrusted(p) as f:
+                sha = f.read().decode("ascii").strip()
         except (OSError, UnicodeDecodeError):
             return None
         return sha if _is_hex(sha) else None

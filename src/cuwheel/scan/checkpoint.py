@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from cuwheel._paths import open_untrusted
 from cuwheel.scan.inputs import WheelRef
 
 __all__ = ["Checkpoint"]
@@ -39,7 +40,7 @@ class Checkpoint:
         cp = cls()
         if not os.path.exists(path):
             return cp
-        with open(path, "rb") as f:
+        with open_untrusted(path) as f:
             rf = RecordFile(f, path, damaged)
             for rec in rf:
                 cp.records += 1

@@ -18,13 +18,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from cuwheel.errors import CuwheelError
+from cuwheel.rules.judge import Rules
 from cuwheel.scan.inputs import USER_AGENT, WheelRef
 from cuwheel.scan.record import RecordOptions, Tag, error_record, make_record
 
 __all__ = ["record_task", "run_dask"]
 
 
-def record_task(ref: WheelRef, sha256: str | None, options: RecordOptions) -> str:
+def record_task(ref: WheelRef, sha256: str | None, options: RecordOptions,
+                rules: Rules | None = None) -> str:
     """One wheel's record (runs on a Dask worker; in-process, one worker)."""
     from cuwheel.read.inspect import inspect
 
@@ -42,7 +44,7 @@ def record_task(ref: WheelRef, sha256: str | None, options: RecordOptions) -> st
             except DownloadError as exc:
                 return error_record(ref.input, ref.filename, sha256, exc.problem, options)
         source = inspect([path], workers=1, payload=options.payload).sources[0]
-        return make_record(source, Tag(ref.input, ref.filename, sha256, options))
+        return make_record(source, Tag(ref.input, ref.filename, sha256, options, rules))
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -56,6 +58,7 @@ def run_dask(
     n_workers: int | None = None,
     max_outstanding: int | None = None,
     result: Any = None,
+    rules: Rules | None = None,
 ) -> Iterator[str]:
     """Yield the records of ``todo`` as the cluster finishes them.  Backpressure: at most
     ``max_outstanding`` tasks (default: twice the cluster's worker threads) are submitted
@@ -91,7 +94,7 @@ def run_dask(
             if nxt is None:
                 return False
             size, ref, sha = nxt
-            done.add(client.submit(record_task, ref, sha, options, pure=False,
+            done.add(client.submit(record_task, ref, sha, options, rules, pure=False,
                                    priority=size >> 20))
             outstanding += 1
             if result is not None:

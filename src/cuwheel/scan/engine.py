@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cuwheel.read.schedule import cpu_count
+from cuwheel.rules.judge import Rules
 from cuwheel.scan.cache import Cache
 from cuwheel.scan.inputs import WheelRef
 from cuwheel.scan.record import (
@@ -73,6 +74,7 @@ def scan(
     download_dir: str | None = None,
     result: ScanResult | None = None,
     max_in_flight: int | None = None,
+    rules: Rules | None = None,
 ) -> Iterator[str]:
     """Yield one record line (no newline) per wheel of ``refs``, in no set order: each
     from the cache where it holds the wheel's sha256 (known from the index, or from an
@@ -82,8 +84,12 @@ def scan(
     ``dask_workers`` processes.  Remote wheels stream: at most ``max_in_flight`` (default
     twice the workers) are downloading, on disk or being read at once, each deleted as
     soon as its record is yielded (kept in ``download_dir`` where one is given); on the
-    Dask engine, at most that many tasks are outstanding."""
+    Dask engine, at most that many tasks are outstanding.  ``rules``: the judge of every
+    record (rules/judge.py; default: the shipped catalog's); records judged by other rules
+    are neither read from nor written to ``cache``, whose key does not hold the catalog."""
     options = options or RecordOptions()
+    if rules is not None:
+        cache = None
     if engine not in ("local", "dask"):
         raise ValueError(f"engine must be 'local' or 'dask', not {engine!r}")
     res = result if result is not None else ScanResult()
@@ -105,12 +111,12 @@ def scan(
         from cuwheel.scan.dask_engine import run_dask
 
         for line in run_dask(todo, options, address=dask_address, n_workers=dask_workers,
-                             max_outstanding=max_in_flight, result=res):
+                             max_outstanding=max_in_flight, result=res, rules=rules):
             _store(cache, line, None)
             res.count(line)
             yield line
         return
-    yield from _local(todo, options, workers, cache, download_dir, res, max_in_flight)
+    yield from _local(todo, options, workers, cache, download_dir, res, max_in_flight, rules)
 
 
 def _store(cache: Cache | None, line: str, local_path: str | None) -> None:
@@ -134,13 +140,14 @@ def _local(
     download_dir: str | None,
     res: ScanResult,
     max_in_flight: int | None,
+    rules: Rules | None = None,
 ) -> Iterator[str]:
     from cuwheel.read.inspect import iter_inspect
 
     files = [(ref, sha) for ref, sha in todo if not ref.remote]
     if files:
         paths = [ref.input for ref, _ in files]
-        tags = [Tag(ref.input, ref.filename, sha, options) for ref, sha in files]
+        tags = [Tag(ref.input, ref.filename, sha, options, rules) for ref, sha in files]
         for i, line in iter_inspect(paths, workers=workers, payload=options.payload,
                                     finish=make_record, tags=tags):
             _store(cache, line, paths[i])
@@ -149,7 +156,8 @@ def _local(
     remote = [(ref, sha) for ref, sha in todo if ref.remote]
     if remote:
         bound = max_in_flight or 2 * (workers or cpu_count())
-        yield from _stream(remote, options, workers, cache, download_dir, res, max(1, bound))
+        yield from _stream(remote, options, workers, cache, download_dir, res, max(1, bound),
+                           rules)
 
 
 Fetched = tuple[WheelRef, "str | None", "str | None", "str | None"]  # ref, sha, path, error
@@ -163,6 +171,7 @@ def _stream(
     keep_dir: str | None,
     res: ScanResult,
     bound: int,
+    rules: Rules | None = None,
 ) -> Iterator[str]:
     """Download -> read -> record with at most ``bound`` wheels in flight (downloading,
     on disk or being read); each wheel is deleted as soon as its record is yielded
@@ -239,7 +248,7 @@ def _stream(
                 continue
             batch, ready = ready, []
             paths = [p for _, _, p in batch]
-            tags = [Tag(ref.input, ref.filename, sha, options) for ref, sha, _ in batch]
+            tags = [Tag(ref.input, ref.filename, sha, options, rules) for ref, sha, _ in batch]
             for i, line in iter_inspect(paths, workers=workers, payload=options.payload,
                                         finish=make_record, tags=tags):
                 _store(cache, line, None)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cuwheel._json import JsonError, load_json
+from cuwheel._paths import open_untrusted
 from cuwheel._remote import IndexPolicy
 from cuwheel.errors import InputError
 
@@ -114,8 +115,8 @@ def read_list(path: str) -> list[str]:
         if path == "-":
             text = sys.stdin.read()
         else:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            with open_untrusted(path) as f:
+                text = f.read().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, f"cannot read the list: {exc}") from None
     out = []

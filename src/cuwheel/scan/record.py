@@ -21,8 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._paths import open_untrusted
 from cuwheel._version import __version__
 from cuwheel.model.inventory import Source
+from cuwheel.rules.judge import Rules, judging
 
 __all__ = [
     "RECORD_VERSION",
@@ -66,6 +68,7 @@ class Tag:
     filename: str
     sha256: str | None
     options: RecordOptions
+    rules: Rules | None = None  # the judge (None: the shipped catalog's)
 
 
 def dumps(obj: Any) -> str:
@@ -186,7 +189,7 @@ def read_record_file(
 
 def sha256_file(path: str) -> str:
     h = hashlib.sha256()
-    with open(path, "rb", buffering=0) as f:
+    with open_untrusted(path) as f:
         while chunk := f.read(_HASH_READ):
             h.update(chunk)
     return h.hexdigest()
@@ -195,6 +198,11 @@ def sha256_file(path: str) -> str:
 def make_record(source: Source, tag: Tag) -> str:
     """The record of one inspected wheel, as one line of JSON (no newline).  Runs in
     a worker process: everything it needs is in ``source`` and ``tag``."""
+    with judging(tag.rules):
+        return _record(source, tag)
+
+
+def _record(source: Source, tag: Tag) -> str:
     sha = tag.sha256
     size = None
     try:

@@ -47,12 +47,13 @@ def iter_records(paths: Iterable[str], damaged: list[Any]) -> Iterator[dict[str,
     input); each damaged line added to ``damaged``."""
     import sys
 
+    from cuwheel._paths import open_untrusted
     from cuwheel.errors import InputError
     from cuwheel.scan.record import RecordFile
 
     for path in paths:
         try:
-            f = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+            f = sys.stdin.buffer if path == "-" else open_untrusted(path)
         except OSError as exc:
             raise InputError(path, exc.strerror or str(exc)) from None
         with f:
@@ -62,10 +63,10 @@ def iter_records(paths: Iterable[str], damaged: list[Any]) -> Iterator[dict[str,
 def _gpus() -> list[tuple[Any, str, tuple[str, ...] | None]]:
     """(Arch, label, the only platforms whose machines carry it or None) of every GPU
     compute capability in the catalog."""
-    from cuwheel.knowledge import catalog
+    from cuwheel.knowledge.active import active_catalog
 
     out = []
-    for g in sorted(catalog.load_catalog().gpus, key=lambda g: g.arch.number):
+    for g in sorted(active_catalog().gpus, key=lambda g: g.arch.number):
         names = [p.name for p in g.products][:2]
         label = f"{g.family}: {', '.join(names)}" if names else g.family
         out.append((g.arch, label, g.fixed_hosts()))

@@ -29,9 +29,9 @@ from cuwheel.checks.findings import Finding
 from cuwheel.errors import CatalogError, InputError
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge._load import read_data_file, read_meta
+from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.model.inventory import CodeKind, Inventory, Source, member_of
 from cuwheel.read.sources.wheelfile import WheelFile
-from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
     "Declared",

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from packaging.requirements import InvalidRequirement, Requirement
 
 from cuwheel.errors import UnknownName
-from cuwheel.knowledge import catalog
+from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.cuda import Release
+from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.model.inventory import Binary, WheelInfo
 from cuwheel.model.train import TrainName, TrainSpellingError, parse_train_name
 from cuwheel.rules.loading import counted_containers
-from cuwheel.rules.runtime import runtime_majors
 
 __all__ = [
     "LibraryTrain", "infer_train", "named_major", "pinned_release", "release_of",
@@ -56,7 +56,7 @@ class LibraryTrain:
 
 def _release(major: int, minor: int | None) -> Release | None:
     """The release (major, minor) when known, else the newest of ``major`` at or below it."""
-    same = [r for r in catalog.releases() if r.major == major]
+    same = [r for r in active_catalog().releases if r.major == major]
     if not same:
         return None
     if minor is not None:
@@ -102,7 +102,7 @@ def named_major(project: str) -> int | None:
     from packaging.utils import canonicalize_name
 
     name = canonicalize_name(project)
-    majors = {c.major for c in catalog.load_catalog().components
+    majors = {c.major for c in active_catalog().components
               if canonicalize_name(c.distribution) == name}
     if len(majors) == 1:
         return majors.pop()
@@ -137,7 +137,7 @@ _NO_CUDA = "no CUDA in this binary"
 
 
 def _own_train(binary: Binary, requires: Sequence[str]) -> LibraryTrain:
-    cuda = catalog.is_cuda_library
+    cuda = active_catalog().is_cuda_library
     if not binary.containers and not any(cuda(n, driver=True) for n in binary.needed) and not (
         binary.soname and cuda(binary.soname, driver=True)
     ):
@@ -174,7 +174,7 @@ def wheel_release(trains: Sequence[LibraryTrain]) -> tuple[Release, str | None] 
     if not majors:
         return None
     major = max(majors.items(), key=lambda kv: (kv[1], kv[0]))[0]
-    release = [r for r in catalog.releases() if r.major == major][-1]
+    release = [r for r in active_catalog().releases if r.major == major][-1]
     return release, (f"no library names its CUDA {major} release; the wheel is judged as "
                      f"{release.train}, each library as CUDA {major} (release unknown)")
 
@@ -185,7 +185,7 @@ def release_of(train: str) -> Release:
         name = parse_train_name(train)
     except TrainSpellingError as exc:
         raise UnknownName(str(exc)) from exc
-    return catalog.release(name.version)
+    return active_catalog().release(name.version)
 
 
 def _local_train(version: str) -> TrainName | None:
