@@ -1,5 +1,5 @@
 """data/codes.toml: validated when loaded, the source of CODES and of docs/checks.md's
-per-code sections (tests/data/gen_checks_doc.py)."""
+per-code sections (tools/gen_checks_doc.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ DOC = ROOT / "docs" / "checks.md"
 
 
 def _gen() -> ModuleType:
-    path = ROOT / "tests" / "data" / "gen_checks_doc.py"
+    path = ROOT / "tools" / "gen_checks_doc.py"
     spec = importlib.util.spec_from_file_location("gen_checks_doc", path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
@@ -97,7 +97,7 @@ def test_a_family_without_codes_is_a_problem() -> None:
 def test_docs_sections_match_the_data() -> None:
     gen = _gen()
     doc = DOC.read_text(encoding="utf-8")
-    assert gen.render(doc, CODES) == doc, "run: python tests/data/gen_checks_doc.py"
+    assert gen.render(doc, CODES) == doc, "run: python tools/gen_checks_doc.py"
     assert sorted(gen.covered(doc, CODES)) == sorted(CODES)  # each code in exactly one block
     for code in CODES:
         assert f'<a id="{code.lower()}"></a>\n\n### {code} ' in doc, code

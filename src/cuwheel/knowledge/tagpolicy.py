@@ -1,7 +1,7 @@
 """What a Linux platform tag promises (``data/manylinux.toml``) and CPython's stable ABI
 (``data/stable_abi.toml``).
 
-manylinux.toml is auditwheel's policy data, copied by ``tests/data/gen_tag_data.py`` and
+manylinux.toml is auditwheel's policy data, copied by ``tools/gen_tag_data.py`` and
 checked against the installed auditwheel by the tests: per policy (``manylinux_2_28``,
 alias ``manylinux2014`` ...), per architecture, the symbol versions (``GLIBC_2.28``,
 ``GLIBCXX_3.4.24``, ``CXXABI_1.3.11``, ``GCC_7.0.0`` ...) a wheel of that tag may require.
