@@ -114,7 +114,6 @@ class Catalog:
     components: tuple[Component, ...]
     driver_linux: tuple[str, ...]
     driver_windows: tuple[str, ...]
-    not_driver: tuple[str, ...]
     torch: tuple[TorchConsumer, ...]
     cmake: CMakeConsumer
     meta: tuple[DataSource, ...]
@@ -214,8 +213,6 @@ class Catalog:
     def is_driver_library(self, name: str) -> bool:
         """Whether ``name`` is provided by the NVIDIA driver (never declare or bundle it)."""
         base = _base(name)
-        if any(match_lib(base, p) for p in self.not_driver):
-            return False
         return any(match_lib(base, p) for p in self.driver_linux + self.driver_windows)
 
     # -- platforms and consumers -------------------------------------------------
@@ -256,7 +253,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
         platforms = build_platforms(tables["platforms.toml"]).rows
     except CatalogError as exc:
         problems.extend(exc.problems)
-    comps, drv_l, drv_w, not_drv, pmeta = load_packages(
+    comps, drv_l, drv_w, pmeta = load_packages(
         tables["packages.toml"], chks["packages.toml"]
     )
     fwd = load_forward_compat(tables["cuda.toml"], chks["cuda.toml"], SEGMENTS)
@@ -283,7 +280,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
         raise CatalogError(problems)
     metas = tuple(m for m in (gmeta, cmeta, pmeta, tmeta) if m is not None)
     return Catalog(
-        gpus, rels, compat, renames, platforms, unreleased, comps, drv_l, drv_w, not_drv,
+        gpus, rels, compat, renames, platforms, unreleased, comps, drv_l, drv_w,
         torch, cmake, metas, carriers, pkg_libs, fwd, codecs,
     )  # fmt: skip
 

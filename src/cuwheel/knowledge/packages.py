@@ -77,7 +77,7 @@ def load_packages(
     data: Mapping[str, Any],
     chk: Checker,
 ) -> tuple[
-    tuple[Component, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], DataSource | None
+    tuple[Component, ...], tuple[str, ...], tuple[str, ...], DataSource | None
 ]:
     meta = read_meta(data, chk)
     majors: dict[int, dict[str, Any]] = {}
@@ -142,17 +142,16 @@ def load_packages(
         data.get("driver"),
         "[driver]",
         {"linux": list, "windows": list},
-        {"windows_unverified": list, "not_driver": list, "source": str, "note": str,
+        {"windows_unverified": list, "source": str, "note": str,
          "stand_in_packages": list, "stand_in_extras": list, "exports": dict},
     )
-    not_driver = tuple(d.get("not_driver", []))
     linux = tuple(d.get("linux", []))
     windows = tuple(d.get("windows", [])) + tuple(d.get("windows_unverified", []))
     for c in components:
         for lib in c.linux + c.windows:
             if any(match_lib(lib, p) for p in linux + windows):
                 chk.problem(f"component {c.major}/{c.name}", f"{lib} matches a driver library")
-    return tuple(components), linux, windows, not_driver, meta
+    return tuple(components), linux, windows, meta
 
 
 @dataclass(frozen=True)
