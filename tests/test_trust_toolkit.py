@@ -450,7 +450,7 @@ def test_lock_fields_cannot_carry_markup_controls_or_paths(field: str, value: st
 )
 def test_a_train_is_ascii_and_bounded(train: str) -> None:
     from cuwheel.errors import ToolkitError
-    from cuwheel.toolkit.assemble import parse_train
+    from cuwheel.toolkit import parse_train
 
     with pytest.raises(ToolkitError):
         parse_train(train)

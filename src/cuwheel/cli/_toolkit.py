@@ -161,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.plan.emit import sh_lines
     from cuwheel.render.envelope import envelope
     from cuwheel.toolkit import Cache, env_lines, install, resolve
-    from cuwheel.toolkit.assemble import NEWEST_MAX_AGE
+    from cuwheel.toolkit.resolve import NEWEST_MAX_AGE
 
     if args.output:
         check_output_path(args.output)
