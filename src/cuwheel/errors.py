@@ -10,6 +10,8 @@ a finding, never an exception.
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 __all__ = [
     "ArError",
     "ArchSpellingError",
@@ -18,6 +20,7 @@ __all__ = [
     "ConfigError",
     "CuwheelError",
     "ElfError",
+    "Exit",
     "FatbinError",
     "InputError",
     "Malformed",
@@ -31,6 +34,25 @@ __all__ = [
     "one_line",
     "shown",
 ]
+
+
+class Exit(IntEnum):
+    """Every exit status cuwheel gives, in one table (docs/cli.md#exit-status); the errors
+    (``CuwheelError.exit_code``) and the answers (``WheelState.exit_code``) own theirs from
+    here, and the commands return these, never a bare number."""
+
+    OK = 0  # all is well (or --exit-zero)
+    NO = 1  # the answer is "no": failing findings, does not run, nothing matched
+    UNUSABLE = 2  # the run could not answer: unusable input, an unreachable service
+    RUNS_EXCEPT = 3  # compat / doctor: runs except named libraries
+    DEPENDS = 4  # compat / doctor: depends on dispatch
+    SIGNALLED = 128  # + the signal's number: SIGTERM, SIGHUP (clean-up done)
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+
+    @classmethod
+    def signalled(cls, signum: int) -> int:
+        """The status of a run ended by signal ``signum``."""
+        return int(cls.SIGNALLED) + signum
 
 
 def one_line(text: str) -> str:
@@ -52,7 +74,7 @@ def shown(text: str, limit: int = 40) -> str:
 class CuwheelError(Exception):
     """Base class: a problem that makes a run unusable (exit status 2)."""
 
-    exit_code = 2
+    exit_code: Exit = Exit.UNUSABLE
     hint: str | None = None  # lines the CLI prints under the message (what to do instead)
 
 

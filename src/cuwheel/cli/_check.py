@@ -15,7 +15,7 @@ from cuwheel.cli._common import (
     project_config,
     write_output,
 )
-from cuwheel.errors import ConfigError, CuwheelError, InputError
+from cuwheel.errors import ConfigError, CuwheelError, Exit, InputError
 from cuwheel.render import CHECK_FORMATS
 
 if TYPE_CHECKING:
@@ -277,8 +277,8 @@ def _run(args: argparse.Namespace) -> int:
         write_output(args, render(reports, args.format, verbose=args.verbose, width=width,
                                   unreadable=unusable))
     if unusable:
-        return 2
-    return 0 if args.exit_zero or all(r.passed for r in reports) else 1
+        return Exit.UNUSABLE
+    return Exit.OK if args.exit_zero or all(r.passed for r in reports) else Exit.NO
 
 
 # Flags that say opposite things: refused in one line (exit 2), never one silently winning.

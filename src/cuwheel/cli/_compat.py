@@ -14,6 +14,7 @@ from cuwheel.cli._common import (
     write_file,
     write_output,
 )
+from cuwheel.errors import Exit
 from cuwheel.render.escape import dumps
 
 if TYPE_CHECKING:
@@ -208,8 +209,8 @@ def _run(args: argparse.Namespace) -> int:
         else:
             write_output(args, matrix_text(m, text_width(sys.stdout)))
         if not all(m.row_runs(i) for i in range(len(m.targets))):
-            return 1
-        return 2 if inventory.problems or damaged else 0
+            return Exit.NO
+        return Exit.UNUSABLE if inventory.problems or damaged else Exit.OK
     cuda = _cuda_version(args.cuda)
     reports = [compat.evaluate(inventory, t, strict=args.strict, cuda=cuda) for t in targets]
     if args.format == "json":

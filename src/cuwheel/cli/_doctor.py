@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, info, write_output
+from cuwheel.errors import Exit
 
 __all__ = ["register", "targets_of"]
 
@@ -114,7 +115,7 @@ def _run(args: argparse.Namespace) -> int:
         write_output(args, head + doctor_text(diagnosis, verbose=args.verbose, width=width))
     errors = [f for t in diagnosis.targets for r in t.distributions for f in r.findings]
     if any(f.severity == "error" for f in [*errors, *diagnosis.loader_findings]):
-        return 1
+        return Exit.NO
     # the roll-up's exit codes (docs/compat.md#wheel-verdicts): runs 0, unknown 2, runs
     # except 3, depends on dispatch 4
     from cuwheel.rules.rollup import WheelState

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, write_file, write_output
-from cuwheel.errors import ToolkitError
+from cuwheel.errors import Exit, ToolkitError
 from cuwheel.render.escape import dumps, escape
 
 __all__ = ["register"]
@@ -232,4 +232,4 @@ def _run(args: argparse.Namespace) -> int:
         write_output(args, dumps(doc, indent=2) + "\n")
     else:
         write_output(args, "\n".join(sh_lines(lines) if args.format == "sh" else lines) + "\n")
-    return 0
+    return Exit.OK

@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from cuwheel.errors import Exit
 from cuwheel.knowledge import catalog
 from cuwheel.model.arch import Arch
 from cuwheel.rules.evidence import (
@@ -179,7 +180,7 @@ class WheelState(str, Enum):
     NOTHING = "nothing CUDA"
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> Exit:
         return _EXIT[self]
 
     @property
@@ -195,12 +196,12 @@ class WheelState(str, Enum):
 
 
 _EXIT = {
-    WheelState.RUNS: 0,
-    WheelState.NOTHING: 0,
-    WheelState.DOES_NOT_RUN: 1,
-    WheelState.UNKNOWN: 2,
-    WheelState.RUNS_EXCEPT: 3,
-    WheelState.DEPENDS: 4,
+    WheelState.RUNS: Exit.OK,
+    WheelState.NOTHING: Exit.OK,
+    WheelState.DOES_NOT_RUN: Exit.NO,
+    WheelState.UNKNOWN: Exit.UNUSABLE,
+    WheelState.RUNS_EXCEPT: Exit.RUNS_EXCEPT,
+    WheelState.DEPENDS: Exit.DEPENDS,
 }
 # Worst first, for several wheels or GPUs: a failure, then what could not be read, then
 # the qualified answers.
