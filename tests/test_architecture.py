@@ -31,7 +31,7 @@ MAX_LINES = 450
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaf helpers", frozenset({
         "_version", "_text", "_envelope", "_toml", "_json", "_paths", "_urls", "_validate",
-        "_signals", "errors", "_lazy",
+        "_signals", "errors", "_lazy", "_datafiles",
     })),
     ("inventory value types", frozenset({"model"})),
     ("knowledge and data", frozenset({"knowledge"})),
@@ -290,3 +290,58 @@ def test_one_owner_per_rule(rule: str, pattern: str, owner: str) -> None:
     found = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
                    if re.search(pattern, p.read_text("utf-8")))
     assert found == [owner], f"{rule}: {found}"
+
+
+# -- one index of data files (issue 35) -----------------------------------------------------
+
+DATA_INDEX = "_datafiles.py"
+
+
+def data_file_literals(root: Path, names: Iterable[str]) -> list[str]:
+    """``module:line: 'name'`` for each string (not a docstring) outside the index that is
+    a data file's name, a schema's name or the data folder handed to a path join."""
+    import re
+
+    names = set(names)
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() == DATA_INDEX:
+            continue
+        tree = ast.parse(path.read_text("utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.body and isinstance(n.body[0], ast.Expr)}
+        folder_args = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                       and isinstance(n.func, ast.Attribute) and n.func.attr in ("joinpath", "join")
+                       for a in n.args}
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Constant) or not isinstance(n.value, str) or id(n) in docs:
+                continue
+            v = n.value
+            if v in names or re.fullmatch(r"[\w.-]*\.schema\.json", v) or (
+                    v == "data" and id(n) in folder_args):
+                out.append(f"{path.relative_to(root).as_posix()}:{n.lineno}: {v!r}")
+    return out
+
+
+def test_data_file_names_live_in_the_index() -> None:
+    import os
+
+    from cuwheel import _datafiles
+
+    shipped = set(os.listdir(SRC / "data"))
+    assert data_file_literals(SRC, shipped) == []
+    # the index names every shipped file (the schemas by their documents)
+    schemas = {n for n in shipped if n.endswith(".schema.json")}
+    assert shipped - schemas == set(_datafiles.ALL)
+    from cuwheel._envelope import SCHEMAS
+
+    assert {_datafiles.schema_name(d) for d in SCHEMAS} | {_datafiles.CONFIG_SCHEMA} == schemas
+
+
+def test_a_data_file_literal_is_found(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        '"""Reads gpus.toml."""\nA = "gpus.toml"\nB = f.joinpath("data")\nC = {"data": 1}\n'
+        'D = "x.schema.json"\n', "utf-8")
+    assert sorted(data_file_literals(tmp_path, {"gpus.toml"})) == [
+        "m.py:2: 'gpus.toml'", "m.py:3: 'data'", "m.py:5: 'x.schema.json'"]

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
+from cuwheel import _datafiles
 from cuwheel._version import __version__
 
 __all__ = ["COMMANDS", "ENVELOPE_KEYS", "SCHEMAS", "envelope", "load_schema"]
@@ -65,7 +65,7 @@ SCHEMAS = (*COMMANDS, "matrix")
 def _schema_text(command: str) -> str:
     if command not in SCHEMAS:
         raise KeyError(command)
-    path = resources.files("cuwheel").joinpath("data").joinpath(f"{command}.schema.json")
+    path = _datafiles.data_path(_datafiles.schema_name(command))
     return path.read_text("utf-8")
 
 

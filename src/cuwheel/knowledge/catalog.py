@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel import _datafiles
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError, UnknownName
 from cuwheel.knowledge._cache import cached
@@ -94,7 +95,10 @@ __all__ = [
     "torch_consumer",
 ]
 
-DATA_FILES = ("gpus.toml", "cuda.toml", "packages.toml", "consumers.toml", "platforms.toml")
+DATA_FILES = (
+    _datafiles.GPUS, _datafiles.CUDA, _datafiles.PACKAGES, _datafiles.CONSUMERS,
+    _datafiles.PLATFORMS,
+)  # fmt: skip
 
 
 def _base(name: str) -> str:
@@ -246,21 +250,23 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     :data:`DATA_FILES`) and freeze them; raises CatalogError listing every problem."""
     problems: list[str] = []
     chks = {n: Checker(n) for n in DATA_FILES}
-    gpus, gmeta = load_gpus(tables["gpus.toml"], chks["gpus.toml"])
-    rels, compat, renames, unreleased, cmeta = load_cuda(tables["cuda.toml"], chks["cuda.toml"])
+    gpus, gmeta = load_gpus(tables[_datafiles.GPUS], chks[_datafiles.GPUS])
+    rels, compat, renames, unreleased, cmeta = load_cuda(
+        tables[_datafiles.CUDA], chks[_datafiles.CUDA]
+    )
     platforms: tuple[Platform, ...] = ()
     try:
-        platforms = build_platforms(tables["platforms.toml"]).rows
+        platforms = build_platforms(tables[_datafiles.PLATFORMS]).rows
     except CatalogError as exc:
         problems.extend(exc.problems)
     comps, drv_l, drv_w, pmeta = load_packages(
-        tables["packages.toml"], chks["packages.toml"]
+        tables[_datafiles.PACKAGES], chks[_datafiles.PACKAGES]
     )
-    fwd = load_forward_compat(tables["cuda.toml"], chks["cuda.toml"], SEGMENTS)
-    codecs = load_codec_gates(tables["cuda.toml"], chks["cuda.toml"], rels)
-    torch, cmake, tmeta = load_consumers(tables["consumers.toml"], chks["consumers.toml"])
-    carriers = load_carriers(tables["packages.toml"], chks["packages.toml"], comps)
-    pkg_libs = load_package_libraries(tables["packages.toml"], chks["packages.toml"])
+    fwd = load_forward_compat(tables[_datafiles.CUDA], chks[_datafiles.CUDA], SEGMENTS)
+    codecs = load_codec_gates(tables[_datafiles.CUDA], chks[_datafiles.CUDA], rels)
+    torch, cmake, tmeta = load_consumers(tables[_datafiles.CONSUMERS], chks[_datafiles.CONSUMERS])
+    carriers = load_carriers(tables[_datafiles.PACKAGES], chks[_datafiles.PACKAGES], comps)
+    pkg_libs = load_package_libraries(tables[_datafiles.PACKAGES], chks[_datafiles.PACKAGES])
     for chk in chks.values():
         problems.extend(chk.problems)
     known = {g.arch for g in gpus}
