@@ -702,6 +702,9 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         assert [k for k in kids if _alive(k)] == []
     finally:
         proc.kill()
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
         for k in kids:  # survivors of a failure: they would sleep on for two minutes
             if _alive(k):
                 with contextlib.suppress(OSError):

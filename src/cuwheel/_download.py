@@ -77,6 +77,7 @@ def _open(url: str, *, offset: int = 0, timeout: float = TIMEOUT,
     except InputError as exc:  # a refused redirect
         raise DownloadError(url, exc.problem) from None
     except urllib.error.HTTPError as exc:
+        exc.close()  # its body holds the connection's socket
         raise DownloadError(url, f"HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
         reason = getattr(exc, "reason", exc)

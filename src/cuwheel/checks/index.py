@@ -84,6 +84,7 @@ def read_projects(index_url: str, requires: Sequence[str], timeout: float = 20.0
             _, body = policy.get(url, _ACCEPT, "cuwheel")
             data = load_json(body, max_bytes=MAX_PAGE)
         except urllib.error.HTTPError as exc:
+            exc.close()  # its body holds the connection's socket
             if exc.code != 404:
                 raise _unusable(index_url, f"HTTP {exc.code} for {url}") from None
             # 404: the index has no such project, so no release satisfies the requirement

@@ -176,6 +176,7 @@ def _get(url: str, policy: IndexPolicy) -> tuple[str, str]:
     try:
         ctype, body = policy.get(url, _ACCEPT, USER_AGENT)
     except urllib.error.HTTPError as exc:
+        exc.close()  # its body holds the connection's socket
         raise InputError(url, f"cannot read the index page: HTTP {exc.code}") from None
     return ctype, body.decode("utf-8", "replace")
 
