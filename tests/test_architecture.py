@@ -345,3 +345,66 @@ def test_a_data_file_literal_is_found(tmp_path: Path) -> None:
         'D = "x.schema.json"\n', "utf-8")
     assert sorted(data_file_literals(tmp_path, {"gpus.toml"})) == [
         "m.py:2: 'gpus.toml'", "m.py:3: 'data'", "m.py:5: 'x.schema.json'"]
+
+
+# -- skips only for what CI cannot install, named in one place (issue 35) -------------------
+
+TESTS = Path(__file__).resolve().parent
+_SKIPS = ("importorskip", "skipif", "skip")
+
+
+def skip_calls(source: str) -> list[int]:
+    """Lines of ``pytest.skip(...)``, ``pytest.importorskip(...)``, ``pytest.mark.skipif``
+    and ``pytest.mark.skip`` in ``source``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in _SKIPS:
+            base = node.value
+            name = (base.id if isinstance(base, ast.Name)
+                    else base.attr if isinstance(base, ast.Attribute) else "")
+            if name in ("pytest", "mark"):
+                out.append(node.lineno)
+    return out
+
+
+def test_skips_are_named_in_one_place() -> None:
+    found = {p.name: lines for p in sorted(TESTS.glob("*.py"))
+             if p.name != "_absent.py" and (lines := skip_calls(p.read_text("utf-8")))}
+    assert found == {}, "skip through tests/_absent.py (ABSENT, extra, cuobjdump)"
+
+
+def test_what_ci_installs_is_never_a_reason_to_skip() -> None:
+    import re
+
+    import _absent
+
+    from cuwheel._toml import tomllib
+
+    extras = tomllib.loads((TESTS.parent / "pyproject.toml").read_text("utf-8"))["project"][
+        "optional-dependencies"]
+    names = {re.split(r"[\s\[<>=;!~]", r, maxsplit=1)[0].lower()
+             for e in _absent.CI_EXTRAS for r in extras[e]}
+    assert "pefile" in names and "nvidia-cuda-cuobjdump" in names
+    assert not names & set(_absent.ABSENT)
+
+
+def test_a_skip_outside_the_index_is_found() -> None:
+    src = ('import pytest\nm = pytest.mark.skipif(True, reason="x")\n'
+           'def t():\n    pytest.importorskip("pefile")\n    pytest.skip("y")\n'
+           'ok = _absent.skip_without("gcc", True)\n')
+    assert sorted(skip_calls(src)) == [2, 4, 5]
+
+
+def test_a_missing_extra_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    import _absent
+
+    def missing(name: str) -> object:
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    with pytest.raises(pytest.fail.Exception, match="pefile is in the extras CI installs"):
+        _absent.extra("pefile")
+    with pytest.raises(KeyError, match="in no extra"):
+        _absent.extra("numpy")
