@@ -377,7 +377,6 @@ def test_what_ci_installs_is_never_a_reason_to_skip() -> None:
     import re
 
     import _absent
-
     from cuwheel._toml import tomllib
 
     extras = tomllib.loads((TESTS.parent / "pyproject.toml").read_text("utf-8"))["project"][
