@@ -60,7 +60,7 @@ def test_every_code_is_explained_in_its_own_words() -> None:
 
 
 def test_a_valid_file_parses() -> None:
-    families, codes = _parse(_data(
+    families, codes, _ = _parse(_data(
         {"code": "XY001", "severity": "warning", "title": "one", "explain": "why\n"},
         {"code": "XY002", "severity": "info", "title": "two", "same-as": "XY001"},
     ))  # fmt: skip

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import CODES as CODES_FILE
 from cuwheel._validate import Checker, did_you_mean
 from cuwheel.errors import CatalogError, UnknownCode, shown
 
 __all__ = ["CODES", "FAMILIES", "Code", "Severity", "family_of", "find_codes", "known_prefix"]
 
-DATA_FILE = _datafiles.CODES
+DATA_FILE = CODES_FILE
 
 
 class Severity(IntEnum):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import LOADERS
 from cuwheel._validate import Checker, TableList
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge.loaders import Variants, parse_variants
@@ -22,7 +22,7 @@ __all__ = [
     "conventions",
 ]
 
-DATA_FILE = _datafiles.LOADERS
+DATA_FILE = LOADERS
 
 
 @dataclass(frozen=True)

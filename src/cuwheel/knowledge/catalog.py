@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import CONSUMERS, GPUS, PACKAGES, PLATFORMS
+from cuwheel._datafiles import CUDA as CUDA_FILE
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError, UnknownName
 from cuwheel.knowledge._cache import cached
@@ -96,8 +97,8 @@ __all__ = [
 ]
 
 DATA_FILES = (
-    _datafiles.GPUS, _datafiles.CUDA, _datafiles.PACKAGES, _datafiles.CONSUMERS,
-    _datafiles.PLATFORMS,
+    GPUS, CUDA_FILE, PACKAGES, CONSUMERS,
+    PLATFORMS,
 )  # fmt: skip
 
 
@@ -250,23 +251,23 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     :data:`DATA_FILES`) and freeze them; raises CatalogError listing every problem."""
     problems: list[str] = []
     chks = {n: Checker(n) for n in DATA_FILES}
-    gpus, gmeta = load_gpus(tables[_datafiles.GPUS], chks[_datafiles.GPUS])
+    gpus, gmeta = load_gpus(tables[GPUS], chks[GPUS])
     rels, compat, renames, unreleased, cmeta = load_cuda(
-        tables[_datafiles.CUDA], chks[_datafiles.CUDA]
+        tables[CUDA_FILE], chks[CUDA_FILE]
     )
     platforms: tuple[Platform, ...] = ()
     try:
-        platforms = build_platforms(tables[_datafiles.PLATFORMS]).rows
+        platforms = build_platforms(tables[PLATFORMS]).rows
     except CatalogError as exc:
         problems.extend(exc.problems)
     comps, drv_l, drv_w, pmeta = load_packages(
-        tables[_datafiles.PACKAGES], chks[_datafiles.PACKAGES]
+        tables[PACKAGES], chks[PACKAGES]
     )
-    fwd = load_forward_compat(tables[_datafiles.CUDA], chks[_datafiles.CUDA], SEGMENTS)
-    codecs = load_codec_gates(tables[_datafiles.CUDA], chks[_datafiles.CUDA], rels)
-    torch, cmake, tmeta = load_consumers(tables[_datafiles.CONSUMERS], chks[_datafiles.CONSUMERS])
-    carriers = load_carriers(tables[_datafiles.PACKAGES], chks[_datafiles.PACKAGES], comps)
-    pkg_libs = load_package_libraries(tables[_datafiles.PACKAGES], chks[_datafiles.PACKAGES])
+    fwd = load_forward_compat(tables[CUDA_FILE], chks[CUDA_FILE], SEGMENTS)
+    codecs = load_codec_gates(tables[CUDA_FILE], chks[CUDA_FILE], rels)
+    torch, cmake, tmeta = load_consumers(tables[CONSUMERS], chks[CONSUMERS])
+    carriers = load_carriers(tables[PACKAGES], chks[PACKAGES], comps)
+    pkg_libs = load_package_libraries(tables[PACKAGES], chks[PACKAGES])
     for chk in chks.values():
         problems.extend(chk.problems)
     known = {g.arch for g in gpus}

@@ -11,14 +11,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import CUDA_ERRORS
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, tables
 
 __all__ = ["CudaError", "CudaErrors", "load_cuda_errors"]
 
-DATA_FILE = _datafiles.CUDA_ERRORS
+DATA_FILE = CUDA_ERRORS
 APIS = ("runtime", "driver")
 
 

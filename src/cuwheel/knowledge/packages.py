@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import PACKAGES
 from cuwheel._validate import Checker
 from cuwheel.knowledge._load import DataSource, each_table, read_meta, source_mark, tables
 from cuwheel.knowledge.platforms import OSES
@@ -315,8 +315,8 @@ def load_driver_stand_ins() -> DriverStandIns:
     from cuwheel.errors import CatalogError
     from cuwheel.knowledge._load import read_data_file
 
-    chk = Checker(_datafiles.PACKAGES)
-    data = read_data_file(_datafiles.PACKAGES).get("driver")
+    chk = Checker(PACKAGES)
+    data = read_data_file(PACKAGES).get("driver")
     d: dict[str, Any] = data if isinstance(data, dict) else {}
     if not isinstance(data, dict):
         chk.problem("[driver]", "expected a table")

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import MANYLINUX, STABLE_ABI
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, tables
@@ -123,7 +123,7 @@ def _libc_of(name: str) -> tuple[str, tuple[int, int]] | None:
 
 
 def build_tag_policies(data: Mapping[str, Any]) -> TagPolicies:
-    chk = Checker(_datafiles.MANYLINUX)
+    chk = Checker(MANYLINUX)
     meta = read_meta(data, chk)
     out: list[TagPolicy] = []
     raws = [r for r in tables(data, "policy", chk) if isinstance(r, dict)]
@@ -177,14 +177,14 @@ def build_tag_policies(data: Mapping[str, Any]) -> TagPolicies:
 @functools.cache
 def load_tag_policies() -> TagPolicies:
     """The shipped ``manylinux.toml``, read and validated once."""
-    return build_tag_policies(read_data_file(_datafiles.MANYLINUX))
+    return build_tag_policies(read_data_file(MANYLINUX))
 
 
 @functools.cache
 def load_stable_abi() -> Mapping[str, tuple[int, int]]:
     """Stable-ABI symbol -> the Python version that added it (``(3, 10)``)."""
-    data = read_data_file(_datafiles.STABLE_ABI)
-    chk = Checker(_datafiles.STABLE_ABI)
+    data = read_data_file(STABLE_ABI)
+    chk = Checker(STABLE_ABI)
     read_meta(data, chk)
     out: dict[str, tuple[int, int]] = {}
     symbols = data.get("symbols")

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import TOOLKITS
 from cuwheel._validate import Checker, did_you_mean
 from cuwheel.errors import CatalogError, UnknownName
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, source_mark, tables
@@ -36,7 +36,7 @@ __all__ = [
     "release_key",
 ]
 
-DATA_FILE = _datafiles.TOOLKITS
+DATA_FILE = TOOLKITS
 SETS = ("build", "runtime")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _DIST = re.compile(r"[a-z0-9][a-z0-9-]*[a-z0-9]")

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import TORCH_ARCHS
 from cuwheel._validate import Checker
 from cuwheel.errors import ArchSpellingError, CatalogError
 from cuwheel.knowledge import catalog
@@ -33,7 +33,7 @@ __all__ = [
     "torch_arch_list",
 ]
 
-DATA_FILE = _datafiles.TORCH_ARCHS
+DATA_FILE = TORCH_ARCHS
 _SERIES = re.compile(r"\d+\.\d+")
 # A torch version as pip spells it: 2.7.1, 2.7.1+cu128, 2.8.0.post1, 2.10.0rc3+cu130.
 # ASCII, every part bounded: the version comes from a wheel's requirements or build record

@@ -28,7 +28,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import folder
 from cuwheel._version import __version__
 from cuwheel.scan.record import RECORD_VERSION, RecordOptions, dumps
 
@@ -45,7 +45,7 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> str:
 def _data_digest() -> str:
     """sha256 over the catalog's data files: the checks' facts."""
     h = hashlib.sha256()
-    data = _datafiles.folder()
+    data = folder()
     for entry in sorted(data.iterdir(), key=lambda e: e.name):
         if entry.name.endswith((".toml", ".json")):
             h.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from cuwheel import _datafiles
+from cuwheel._datafiles import VARIANTS
 from cuwheel._json import JsonError, load_json
 from cuwheel._validate import Checker, TableList
 from cuwheel.checks.codes import CODES
@@ -47,7 +47,7 @@ __all__ = [
     "vocabulary",
 ]
 
-DATA_FILE = _datafiles.VARIANTS
+DATA_FILE = VARIANTS
 MAX_VARIANT_JSON = 1 << 20
 
 
