@@ -16,6 +16,7 @@ __all__ = [
     "ArError",
     "ArchSpellingError",
     "CatalogError",
+    "CodeRenamed",
     "CompatError",
     "ConfigError",
     "CuwheelError",
@@ -145,6 +146,12 @@ class Unexpressible(ConfigError):
     def __init__(self, consumer: str, problems: list[str]) -> None:
         self.consumer = consumer
         super().__init__([f"{consumer}: {p}" for p in problems])
+
+
+class CodeRenamed(FutureWarning):
+    """A renamed check code was given (``--ignore``, a waiver, ``explain``): it still works,
+    as its new name; the message is the deprecation note (data/codes.toml ``[[renamed]]``).
+    A warning, not an error: the CLI prints it as one line on stderr."""
 
 
 class ArchSpellingError(ValueError):
