@@ -280,6 +280,17 @@ OWNERS: tuple[tuple[str, str, str], ...] = (
      r"cu\(\[0-9\]\{[0-9,]+\}\)\(\[0-9\]\)", "model/train.py"),
     ("the CPUs a process may use (read/schedule.py cpu_count)",
      r"sched_getaffinity", "read/schedule.py"),
+    # issue 30's leftovers: the fix an ENV finding carries is codes.toml's `fix`, never a
+    # table of texts by code in a module (doctor/diagnose.py's _FIX was the second copy)
+    ("the fix texts of ENV findings (codes.toml fix, Code.fix_text)",
+     r'(?m)^fix = "|"ENV0[0-9]{2}":\s*"', "data/codes.toml"),
+    # answers worst first: WheelState.worst_first (doctor's Status.ORDER was a second copy)
+    ("the order of answers, worst first (WheelState.worst_first)",
+     r"DOES_NOT_RUN,\s*(WheelState\.)?UNKNOWN\b", "rules/rollup.py"),
+    # finding severities: the IntEnum's order (render/check.py's rank table and doctor's
+    # string comparison were second copies)
+    ("the order of finding severities (checks/codes.py Severity)",
+     r'\bERROR\s*(=|:)\s*[0-9]|severity\s*[!=]=\s*"error"', "checks/codes.py"),
 )
 
 
@@ -287,9 +298,21 @@ OWNERS: tuple[tuple[str, str, str], ...] = (
 def test_one_owner_per_rule(rule: str, pattern: str, owner: str) -> None:
     import re
 
-    found = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+    files = [*SRC.rglob("*.py"), *(SRC / "data").glob("*.toml")]
+    found = sorted(p.relative_to(SRC).as_posix() for p in files
                    if re.search(pattern, p.read_text("utf-8")))
     assert found == [owner], f"{rule}: {found}"
+
+
+def test_fix_texts_have_no_second_copy() -> None:
+    # each fix text of codes.toml (its words before the first field) is in no module
+    from cuwheel.checks.codes import CODES
+
+    fixes = [c.fix.split("{")[0].strip(" ,") for c in CODES.values() if c.fix]
+    assert len(fixes) >= 9
+    copies = [(f, p.relative_to(SRC).as_posix()) for p in SRC.rglob("*.py")
+              for f in fixes if len(f) > 20 and f in p.read_text("utf-8")]
+    assert copies == []
 
 
 # -- one index of data files (issue 35) -----------------------------------------------------

@@ -13,7 +13,7 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from cuwheel import __version__
@@ -367,36 +367,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             warn(why)
 
 
-@contextlib.contextmanager
-def _notes() -> Iterator[None]:
-    """The library's notes to the user (a renamed check code: errors.CodeRenamed) as one
-    warning line each on stderr, whatever the interpreter's warning filters say."""
-    import warnings
-
-    from cuwheel.errors import CodeRenamed
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", CodeRenamed)
-        previous = warnings.showwarning
-
-        def route(message: Warning | str, category: type[Warning], *a: object,
-                  **k: object) -> None:
-            if issubclass(category, CodeRenamed):
-                from cuwheel.cli._common import warn
-
-                warn(str(message))
-            else:
-                previous(message, category, *a, **k)  # type: ignore[arg-type]
-
-        warnings.showwarning = route
-        yield
-
-
 def _main_streams(argv: Sequence[str] | None) -> int:
     from cuwheel._signals import Terminated, terminate_cleanly
+    from cuwheel.cli._common import library_notes
 
     try:
-        with terminate_cleanly(), _notes():  # SIGTERM runs every clean-up (staging, downloads)
+        # SIGTERM runs every clean-up (staging, downloads); renamed codes noted on stderr
+        with terminate_cleanly(), library_notes():
             code = main_inner(argv)
         try:
             if sys.stdout is not None:

@@ -114,7 +114,9 @@ def _run(args: argparse.Namespace) -> int:
         head = "" if text is None else escape_lines([*diagnosis_lines(text, width, blames), ""])
         write_output(args, head + doctor_text(diagnosis, verbose=args.verbose, width=width))
     errors = [f for t in diagnosis.targets for r in t.distributions for f in r.findings]
-    if any(f.severity == "error" for f in [*errors, *diagnosis.loader_findings]):
+    from cuwheel.checks.codes import Severity
+
+    if any(f.severity is Severity.ERROR for f in [*errors, *diagnosis.loader_findings]):
         return Exit.NO
     # the roll-up's exit codes (docs/compat.md#wheel-verdicts): runs 0, unknown 2, runs
     # except 3, depends on dispatch 4

@@ -187,6 +187,12 @@ class WheelState(str, Enum):
     def heading(self) -> str:
         return self.value.upper()
 
+    @staticmethod
+    def worst_first() -> tuple[WheelState, ...]:
+        """Every answer, the worst first: the one order of answers (combine_states, doctor's
+        statuses)."""
+        return _SEVERITY
+
     def unread(self, inputs: Sequence[str]) -> WheelState:
         """This answer when ``inputs`` could not be read: a failure stands (what was read
         already fails), anything else is UNKNOWN (what was not read could fail)."""
