@@ -68,6 +68,12 @@ class Status:
     ORDER = tuple(s.value for s in WheelState.worst_first() if s is not WheelState.NOTHING)
 
 
+# every code diagnose may emit, its loader's and torch ABI findings included
+# (tests/test_codes.py holds it against codes.toml)
+CODES_EMITTED = ("ENV001", "ENV002", "ENV003", "ENV004", "ENV005", "ENV006", "ENV007",
+                 "ENV008", "ENV009")
+
+
 def _finding(code: str, distribution: str | None, library: str | None, message: str,
              error_text: str | None = None, fix: str | None = None) -> Finding:
     """A doctor finding: its severity is the code's (data/codes.toml)."""
