@@ -430,3 +430,34 @@ def test_a_missing_extra_fails(monkeypatch: pytest.MonkeyPatch) -> None:
         _absent.extra("pefile")
     with pytest.raises(KeyError, match="in no extra"):
         _absent.extra("numpy")
+
+
+# -- every exception in cuwheel.errors (docs/api.md) ----------------------------------------
+
+def exception_classes(root: Path) -> list[str]:
+    """``module: Class`` for each public class outside errors.py that derives from an
+    exception or warning (a base named ``*Error``, ``*Exception``, ``*Warning``, or an
+    errors.py class), read with ast."""
+    from cuwheel import errors
+
+    known = {n for n in dir(errors) if isinstance(getattr(errors, n), type)
+             and issubclass(getattr(errors, n), BaseException)}
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() == "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, ast.ClassDef) or node.name.startswith("_"):
+                continue
+            bases = [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute)
+                     else "" for b in node.bases]
+            if any(b in known or b.endswith(("Error", "Exception", "Warning")) for b in bases):
+                out.append(f"{path.relative_to(root).as_posix()}: {node.name}")
+    return out
+
+
+def test_every_exception_is_defined_in_errors(tmp_path: Path) -> None:
+    assert exception_classes(SRC) == []
+    (tmp_path / "m.py").write_text("class A(ValueError): ...\nclass _B(Exception): ...\n"
+                                   "class C(InputError): ...\nclass D: ...\n", "utf-8")
+    assert exception_classes(tmp_path) == ["m.py: A", "m.py: C"]

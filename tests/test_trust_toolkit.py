@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._paths import resolve_inside
-from cuwheel.errors import ToolkitError
+from cuwheel.errors import JsonError, ToolkitError
 from cuwheel.toolkit import extract
 from cuwheel.toolkit.cache import Cache
 from cuwheel.toolkit.extract import Tree, extract_redist

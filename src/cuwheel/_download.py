@@ -32,30 +32,15 @@ from typing import Any
 
 from cuwheel._remote import Stop
 from cuwheel._version import __version__
-from cuwheel.errors import InputError
+from cuwheel.errors import DownloadError, InputError, Stopped
 
-__all__ = ["CHUNK", "MAX_UNSIZED", "TIMEOUT", "DownloadError", "Stopped", "download",
+__all__ = ["CHUNK", "MAX_UNSIZED", "TIMEOUT", "download",
            "read_small"]
 
 CHUNK = 1 << 20
 TIMEOUT = 60.0  # seconds, each socket wait
 MAX_UNSIZED = 8 << 30  # a file whose size nobody declared (NVIDIA's largest wheels are ~1 GiB)
 USER_AGENT = f"cuwheel/{__version__}"
-
-
-class DownloadError(Exception):
-    """A download that failed: ``problem`` says why (one line, without the URL);
-    ``kept``: its partial file stays for a resumed run."""
-
-    def __init__(self, url: str, problem: str, *, kept: bool = False) -> None:
-        super().__init__(f"{url}: {problem}")
-        self.url = url
-        self.problem = problem
-        self.kept = kept
-
-
-class Stopped(Exception):
-    """The run's Stop was set while this download was in flight."""
 
 
 def _remove(path: str) -> None:

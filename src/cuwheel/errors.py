@@ -20,15 +20,20 @@ __all__ = [
     "CompatError",
     "ConfigError",
     "CuwheelError",
+    "DownloadError",
     "ElfError",
     "Exit",
     "FatbinError",
+    "IndexUnusable",
     "InputError",
+    "JsonError",
     "Malformed",
     "NoGpuError",
     "PeError",
+    "Stopped",
     "StreamError",
     "ToolkitError",
+    "TrainSpellingError",
     "Unexpressible",
     "UnknownCode",
     "UnknownName",
@@ -156,6 +161,33 @@ class CodeRenamed(FutureWarning):
 
 class ArchSpellingError(ValueError):
     """A text is not a valid architecture spelling, or a list cannot be spelled for a consumer."""
+
+
+class TrainSpellingError(ValueError):
+    """The text spells no CUDA train (cuwheel.model.train.parse_train_name)."""
+
+
+class IndexUnusable(InputError):
+    """The index as a whole cannot be used: every wheel of the run would say the same."""
+
+
+class JsonError(ValueError):
+    """A document that is not bounded, valid JSON; the message says why, in one line."""
+
+
+class DownloadError(Exception):
+    """A download that failed: ``problem`` says why (one line, without the URL);
+    ``kept``: its partial file stays for a resumed run."""
+
+    def __init__(self, url: str, problem: str, *, kept: bool = False) -> None:
+        super().__init__(f"{url}: {problem}")
+        self.url = url
+        self.problem = problem
+        self.kept = kept
+
+
+class Stopped(Exception):
+    """The run's Stop was set while this download was in flight."""
 
 
 # ---------------------------------------------------------------------------- parsers

@@ -189,10 +189,10 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.checks.claims import claim_from_archs
     from cuwheel.checks.codes import Severity
     from cuwheel.checks.findings import Unreadable
-    from cuwheel.checks.index import IndexUnusable
     from cuwheel.checks.policy import parse_prefixes
     from cuwheel.checks.rowpick import asked_row
     from cuwheel.cli._progress import progress
+    from cuwheel.errors import IndexUnusable
     from cuwheel.render.check import render, text_block, text_table, unreadable_block
 
     if args.output:

@@ -18,11 +18,11 @@ from typing import Any
 
 from cuwheel._datafiles import TORCH_ARCHS
 from cuwheel._validate import Checker
-from cuwheel.errors import ArchSpellingError, CatalogError
+from cuwheel.errors import ArchSpellingError, CatalogError, TrainSpellingError
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, source_mark, tables
 from cuwheel.model.arch import Arch, ArchSpec, parse_torch_arch_list
-from cuwheel.model.train import TrainSpellingError, parse_train_name
+from cuwheel.model.train import parse_train_name
 
 __all__ = [
     "DATA_FILE",

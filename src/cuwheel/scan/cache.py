@@ -71,7 +71,8 @@ class Cache:
         """The content part of the record of the wheel with this sha256, if cached."""
         if not _is_hex(sha256):
             return None
-        from cuwheel._json import JsonError, load_json
+        from cuwheel._json import load_json
+        from cuwheel.errors import JsonError
         from cuwheel.read.sources import read_regular
         from cuwheel.scan.record import MAX_RECORD
 

@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._remote import IndexPolicy
-from cuwheel.errors import InputError
+from cuwheel.errors import InputError, JsonError
 
 __all__ = ["Filters", "WheelRef", "expand", "from_index", "is_url", "read_list"]
 

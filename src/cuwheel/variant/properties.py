@@ -23,11 +23,11 @@ from functools import cache
 from typing import Any
 
 from cuwheel._datafiles import VARIANTS
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._validate import Checker, TableList
 from cuwheel.checks.codes import CODES
 from cuwheel.checks.findings import Finding
-from cuwheel.errors import CatalogError, InputError
+from cuwheel.errors import CatalogError, InputError, JsonError
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge._load import read_data_file, read_meta
 from cuwheel.model.inventory import CodeKind, Inventory, Source, member_of
