@@ -3,8 +3,8 @@
 
 Modes, cheapest first: "none" (headers only); "sample" (the start of up to MAX_DECODES
 cubins in containers 0, 1, 2, 4, 8, ..., until one names the toolkit that built it: one
-nvcc run makes a container, so its cubins share it); "all" (every cubin whole); "kernels" (every cubin and
-every PTX text whole, with the names of their entry kernels).
+nvcc run makes a container, so its cubins share it); "all" (every cubin whole);
+"kernels" (every cubin and every PTX text whole, with the names of their entry kernels).
 """
 
 from __future__ import annotations
