@@ -19,6 +19,7 @@ from cuwheel.errors import CuwheelError
 from cuwheel.render.escape import escape
 
 if TYPE_CHECKING:
+    from cuwheel.compat import Driver, Target
     from cuwheel.config import Config
 
 CONFIG_HELP = (
@@ -27,8 +28,8 @@ CONFIG_HELP = (
 )
 
 __all__ = [
-    "add_output", "color_enabled", "colorize", "error", "expand_targets", "info", "library_notes",
-    "project_config", "text_width", "warn", "write_file", "write_output",
+    "add_output", "asked_targets", "color_enabled", "colorize", "error", "expand_targets",
+    "info", "library_notes", "project_config", "text_width", "warn", "write_file", "write_output",
 ]  # fmt: skip
 
 
@@ -324,3 +325,14 @@ def library_notes() -> Iterator[None]:
 
         warnings.showwarning = route
         yield
+
+
+def asked_targets(args: argparse.Namespace) -> tuple[Driver | None, list[Target]]:
+    """The ``--driver`` and the GPUs ``--gpu`` and ``--cc`` name (compat and doctor ask
+    alike)."""
+    from cuwheel import compat
+
+    driver = compat.parse_driver(args.driver) if args.driver else None
+    targets = [t for name in args.gpu for t in compat.targets_for_gpu(name, driver)]
+    targets += [compat.target_for_cc(cc, driver) for cc in args.cc]
+    return driver, targets

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuwheel.cli._common import (
     add_output,
+    asked_targets,
     check_output_path,
     error,
     text_width,
@@ -107,12 +108,7 @@ def register(subparsers: Any) -> None:
 def _targets(args: argparse.Namespace) -> list[compat.Target]:
     from cuwheel import compat
 
-    driver = compat.parse_driver(args.driver) if args.driver else None
-    targets: list[compat.Target] = []
-    for name in args.gpu:
-        targets.extend(compat.targets_for_gpu(name, driver))
-    for cc in args.cc:
-        targets.append(compat.target_for_cc(cc, driver))
+    driver, targets = asked_targets(args)
     if args.local:
         from cuwheel.compat.localgpu import detect
 

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from cuwheel.cli._common import add_output, check_output_path, info, write_output
+from cuwheel.cli._common import add_output, asked_targets, check_output_path, info, write_output
 from cuwheel.errors import Exit
 
 __all__ = ["register", "targets_of"]
@@ -55,14 +55,8 @@ def register(subparsers: Any) -> None:
 
 def targets_of(args: argparse.Namespace) -> list[Any]:
     """The GPUs + driver asked about (--gpu, --cc, --driver), else this machine's."""
-    from cuwheel import compat
 
-    driver = compat.parse_driver(args.driver) if args.driver else None
-    targets: list[compat.Target] = []
-    for name in args.gpu:
-        targets.extend(compat.targets_for_gpu(name, driver))
-    for cc in args.cc:
-        targets.append(compat.target_for_cc(cc, driver))
+    driver, targets = asked_targets(args)
     if targets:
         return targets
     from cuwheel.compat.localgpu import detect
