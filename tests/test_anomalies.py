@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import _absent
+
 sys.path.insert(0, str(Path(__file__).parent))
 import binbuild
 import cuwheel
@@ -225,7 +227,7 @@ def test_archive_member_with_a_broken_header_is_listed(tmp_path: Path,
 
 def test_pe_export_directory_outside_the_image(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    pefile = pytest.importorskip("pefile")
+    pefile = _absent.extra("pefile")
     path = BIN / "win_sm80_86.dll"
     data = path.read_bytes()
     pe = pefile.PE(str(path), fast_load=True)

@@ -37,7 +37,7 @@ SPLIT = frozenset({"read"})
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaf helpers", frozenset({
         "_version", "_text", "_envelope", "_toml", "_json", "_paths", "_urls", "_validate",
-        "_signals", "errors", "_lazy",
+        "_signals", "errors", "_lazy", "_datafiles",
     })),
     ("inventory value types", frozenset({"model"})),
     ("knowledge and data", frozenset({"knowledge"})),
@@ -386,6 +386,17 @@ OWNERS: tuple[tuple[str, str, str], ...] = (
     # every input file (not one cuwheel writes): non-blocking, S_ISREG on the descriptor
     ("opening a regular file (cuwheel._paths.open_untrusted)",
      r"O_NONBLOCK|S_ISREG\(os\.fstat", "_paths.py"),
+    # issue 30's leftovers: the fix an ENV finding carries is codes.toml's `fix`, never a
+    # table of texts by code in a module (doctor/diagnose.py's _FIX was the second copy)
+    ("the fix texts of ENV findings (codes.toml fix, Code.fix_text)",
+     r'(?m)^fix = "|"ENV0[0-9]{2}":\s*"', "data/codes.toml"),
+    # answers worst first: WheelState.worst_first (doctor's Status.ORDER was a second copy)
+    ("the order of answers, worst first (WheelState.worst_first)",
+     r"DOES_NOT_RUN,\s*(WheelState\.)?UNKNOWN\b", "rules/rollup.py"),
+    # finding severities: the IntEnum's order (render/check.py's rank table and doctor's
+    # string comparison were second copies)
+    ("the order of finding severities (checks/codes.py Severity)",
+     r'\bERROR\s*(=|:)\s*[0-9]|severity\s*[!=]=\s*"error"', "checks/codes.py"),
 )
 
 
@@ -393,7 +404,8 @@ OWNERS: tuple[tuple[str, str, str], ...] = (
 def test_one_owner_per_rule(rule: str, pattern: str, owner: str) -> None:
     import re
 
-    found = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+    files = [*SRC.rglob("*.py"), *(SRC / "data").glob("*.toml")]
+    found = sorted(p.relative_to(SRC).as_posix() for p in files
                    if re.search(pattern, p.read_text("utf-8")))
     assert found == [owner], f"{rule}: {found}"
 
@@ -519,3 +531,160 @@ def test_asking_the_active_catalog_is_no_violation(tmp_path: Path) -> None:
                     "_NAMES = {'a': 1}\n"
                     "def find(n):\n    return active_catalog().find_library(n)\n", "utf-8")
     assert catalog_violations(path) == []
+def test_fix_texts_have_no_second_copy() -> None:
+    # each fix text of codes.toml (its words before the first field) is in no module
+    from cuwheel.checks.codes import CODES
+
+    fixes = [c.fix.split("{")[0].strip(" ,") for c in CODES.values() if c.fix]
+    assert len(fixes) >= 9
+    copies = [(f, p.relative_to(SRC).as_posix()) for p in SRC.rglob("*.py")
+              for f in fixes if len(f) > 20 and f in p.read_text("utf-8")]
+    assert copies == []
+
+
+# -- one index of data files (issue 35) -----------------------------------------------------
+
+DATA_INDEX = "_datafiles.py"
+
+
+def data_file_literals(root: Path, names: Iterable[str]) -> list[str]:
+    """``module:line: 'name'`` for each string (not a docstring) outside the index that is
+    a data file's name, a schema's name or the data folder handed to a path join."""
+    import re
+
+    names = set(names)
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() == DATA_INDEX:
+            continue
+        tree = ast.parse(path.read_text("utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.body and isinstance(n.body[0], ast.Expr)}
+        folder_args = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                       and isinstance(n.func, ast.Attribute) and n.func.attr in ("joinpath", "join")
+                       for a in n.args}
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Constant) or not isinstance(n.value, str) or id(n) in docs:
+                continue
+            v = n.value
+            if v in names or re.fullmatch(r"[\w.-]*\.schema\.json", v) or (
+                    v == "data" and id(n) in folder_args):
+                out.append(f"{path.relative_to(root).as_posix()}:{n.lineno}: {v!r}")
+    return out
+
+
+def test_data_file_names_live_in_the_index() -> None:
+    import os
+
+    from cuwheel import _datafiles
+
+    shipped = set(os.listdir(SRC / "data"))
+    assert data_file_literals(SRC, shipped) == []
+    # the index names every shipped file (the schemas by their documents)
+    schemas = {n for n in shipped if n.endswith(".schema.json")}
+    assert shipped - schemas == set(_datafiles.ALL)
+    from cuwheel._envelope import SCHEMAS
+
+    assert {_datafiles.schema_name(d) for d in SCHEMAS} | {_datafiles.CONFIG_SCHEMA} == schemas
+
+
+def test_a_data_file_literal_is_found(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        '"""Reads gpus.toml."""\nA = "gpus.toml"\nB = f.joinpath("data")\nC = {"data": 1}\n'
+        'D = "x.schema.json"\n', "utf-8")
+    assert sorted(data_file_literals(tmp_path, {"gpus.toml"})) == [
+        "m.py:2: 'gpus.toml'", "m.py:3: 'data'", "m.py:5: 'x.schema.json'"]
+
+
+# -- skips only for what CI cannot install, named in one place (issue 35) -------------------
+
+TESTS = Path(__file__).resolve().parent
+_SKIPS = ("importorskip", "skipif", "skip")
+
+
+def skip_calls(source: str) -> list[int]:
+    """Lines of ``pytest.skip(...)``, ``pytest.importorskip(...)``, ``pytest.mark.skipif``
+    and ``pytest.mark.skip`` in ``source``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in _SKIPS:
+            base = node.value
+            name = (base.id if isinstance(base, ast.Name)
+                    else base.attr if isinstance(base, ast.Attribute) else "")
+            if name in ("pytest", "mark"):
+                out.append(node.lineno)
+    return out
+
+
+def test_skips_are_named_in_one_place() -> None:
+    found = {p.name: lines for p in sorted(TESTS.glob("*.py"))
+             if p.name != "_absent.py" and (lines := skip_calls(p.read_text("utf-8")))}
+    assert found == {}, "skip through tests/_absent.py (ABSENT, extra, cuobjdump)"
+
+
+def test_what_ci_installs_is_never_a_reason_to_skip() -> None:
+    import re
+
+    import _absent
+    from cuwheel._toml import tomllib
+
+    extras = tomllib.loads((TESTS.parent / "pyproject.toml").read_text("utf-8"))["project"][
+        "optional-dependencies"]
+    names = {re.split(r"[\s\[<>=;!~]", r, maxsplit=1)[0].lower()
+             for e in _absent.CI_EXTRAS for r in extras[e]}
+    assert "pefile" in names and "nvidia-cuda-cuobjdump" in names
+    assert not names & set(_absent.ABSENT)
+
+
+def test_a_skip_outside_the_index_is_found() -> None:
+    src = ('import pytest\nm = pytest.mark.skipif(True, reason="x")\n'
+           'def t():\n    pytest.importorskip("pefile")\n    pytest.skip("y")\n'
+           'ok = _absent.skip_without("gcc", True)\n')
+    assert sorted(skip_calls(src)) == [2, 4, 5]
+
+
+def test_a_missing_extra_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    import _absent
+
+    def missing(name: str) -> object:
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    with pytest.raises(pytest.fail.Exception, match="pefile is in the extras CI installs"):
+        _absent.extra("pefile")
+    with pytest.raises(KeyError, match="in no extra"):
+        _absent.extra("numpy")
+
+
+# -- every exception in cuwheel.errors (docs/api.md) ----------------------------------------
+
+def exception_classes(root: Path) -> list[str]:
+    """``module: Class`` for each public class outside errors.py that derives from an
+    exception or warning (a base named ``*Error``, ``*Exception``, ``*Warning``, or an
+    errors.py class), read with ast."""
+    from cuwheel import errors
+
+    known = {n for n in dir(errors) if isinstance(getattr(errors, n), type)
+             and issubclass(getattr(errors, n), BaseException)}
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() == "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, ast.ClassDef) or node.name.startswith("_"):
+                continue
+            bases = [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute)
+                     else "" for b in node.bases]
+            if any(b in known or b.endswith(("Error", "Exception", "Warning")) for b in bases):
+                out.append(f"{path.relative_to(root).as_posix()}: {node.name}")
+    return out
+
+
+def test_every_exception_is_defined_in_errors(tmp_path: Path) -> None:
+    assert exception_classes(SRC) == []
+    (tmp_path / "m.py").write_text("class A(ValueError): ...\nclass _B(Exception): ...\n"
+                                   "class C(InputError): ...\nclass D: ...\n", "utf-8")
+    assert exception_classes(tmp_path) == ["m.py: A", "m.py: C"]

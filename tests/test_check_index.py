@@ -57,6 +57,7 @@ def index() -> Iterator[str]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
     server.shutdown()
+    server.server_close()
 
 
 def _dep007(tmp_path: Path, requires: tuple[str, ...], index: str | None) -> list[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+import _absent
 import checkwheels as cw
 from cuwheel.cli import main_inner
 from cuwheel.config import find_config, load_config
@@ -61,7 +62,7 @@ def test_broken_pyproject_is_reported_not_skipped(
 
 def test_nothing_found_means_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if find_config(tmp_path) is not None:
-        pytest.skip("a configuration above the test's temporary directory")
+        _absent.skip("configuration")
     monkeypatch.chdir(tmp_path)
     assert load_config().source == "built-in defaults"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 import checkwheels as cw
 import cuwheel
 from cuwheel import compat
@@ -59,7 +60,7 @@ def test_one_user_makes_no_core(tmp_path: Path) -> None:
 
 
 @pytest.mark.network
-@pytest.mark.skipif(not TORCH.is_file(), reason="the torch 2.14.1 wheel of the local index")
+@_absent.skip_without("torch-wheel", not TORCH.is_file())
 def test_torchs_core_is_libtorch_cuda() -> None:
     (src,) = cuwheel.inspect([str(TORCH)], payload="none").sources
     core = core_library(src.binaries)

@@ -27,6 +27,8 @@ import zstandard
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import _absent
+
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
 import wheelfactory
@@ -130,7 +132,7 @@ def containers_of(data: bytes) -> list[tuple[int, int, list[tuple[int, int, int,
 
 # ------------------------------------------------------------------------- truncation
 def _pe_data_end(path: Path) -> int:
-    pefile = pytest.importorskip("pefile")
+    pefile = _absent.extra("pefile")
     pe = pefile.PE(str(path), fast_load=True)
     try:
         return max(s.PointerToRawData + min(s.Misc_VirtualSize or s.SizeOfRawData,

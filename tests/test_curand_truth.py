@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+import _absent
 import cuwheel
 from cuwheel import compat
 from cuwheel.model.arch import Arch
@@ -113,7 +114,7 @@ def test_the_driver_refuses_exactly_the_new_ptx_containers() -> None:
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if os.environ.get("CUWHEEL_SKIP_NETWORK") == "1":
-        pytest.skip("CUWHEEL_SKIP_NETWORK=1")
+        _absent.skip("network", "CUWHEEL_SKIP_NETWORK=1")
     wheel = Path("/tmp/wheels") / WHEEL  # the shared download cache, when there is one
     if not wheel.is_file():
         dest = tmp_path_factory.mktemp("curand")
@@ -121,7 +122,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
                "--only-binary=:all:", "--platform", "manylinux_2_27_x86_64", "-d", str(dest),
                "nvidia-curand==10.4.5.25"]  # fmt: skip
         if subprocess.run(cmd, capture_output=True, timeout=900).returncode != 0:
-            pytest.skip("the package index is unreachable")
+            _absent.skip("network")
         wheel = dest / WHEEL
     import zipfile
 

@@ -4,7 +4,6 @@ against the .nvFatBinSegment / .nvFatBi bytes as readelf and pefile show them.""
 from __future__ import annotations
 
 import re
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pefile
 import pytest
 
+import _absent
 import cuwheel
 from wheelfactory import make_wheel
 
@@ -47,7 +47,7 @@ def _readelf_wrappers(path: Path) -> dict[int, int]:
     return out
 
 
-@pytest.mark.skipif(shutil.which("readelf") is None, reason="readelf is not installed")
+@_absent.skip_without("readelf", _absent.no_tool("readelf"))
 @pytest.mark.parametrize("name", ELF_LINKED)
 def test_elf_device_link_flags_match_the_wrapper_records(name: str, tmp_path: Path) -> None:
     expected = _readelf_wrappers(BIN / name)
@@ -85,11 +85,9 @@ def test_kernels_fact_agrees_with_cuobjdump_and_readelf(name: str, tmp_path: Pat
     """Which cubins hold a kernel: NVIDIA's cuobjdump extracts every cubin of .nv_fatbin
     and readelf lists its sections (a kernel is a .text.<name> section); cuwheel's
     ``kernels`` fact, with every cubin decoded, must say the same, arch by arch."""
-    from cuobjdump_oracle import find_cuobjdump
-
-    tool = find_cuobjdump()
-    if tool is None or shutil.which("readelf") is None:
-        pytest.skip("needs cuobjdump (nvidia-cuda-cuobjdump) and readelf")
+    tool = _absent.cuobjdump()
+    if _absent.no_tool("readelf"):
+        _absent.skip("readelf")
     subprocess.run([tool, "-xelf", "all", str(BIN / name)], cwd=tmp_path, check=True,
                    capture_output=True)
     oracle = []

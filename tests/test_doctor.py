@@ -17,6 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+import _absent
 import cuwheel.cli
 from cuwheel import compat
 from cuwheel.doctor import SearchContext, diagnose, diagnose_text, parse_ld_cache, read_environment
@@ -135,7 +136,7 @@ def test_ld_cache_layout() -> None:
             parse_ld_cache(bad)
 
 
-@pytest.mark.skipif(not (LINUX and os.path.exists("/etc/ld.so.cache")), reason="glibc only")
+@_absent.skip_without("glibc", not (LINUX and os.path.exists("/etc/ld.so.cache")))
 def test_ld_cache_agrees_with_ldconfig() -> None:
     ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
     out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, check=True).stdout
@@ -238,7 +239,7 @@ def test_runtime_floor_and_ptx_isa(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- the loader
 
 
-@pytest.mark.skipif(not LINUX, reason="glibc's loader is the oracle")
+@_absent.skip_without("glibc", not LINUX)
 def test_missing_library_text_is_the_loaders(tmp_path: Path) -> None:
     make_dist(tmp_path, "cw-cu12", {"cw_cu12/ext12.so": DOC / "ext12.so"})
     (f,) = findings(run(tmp_path), "ENV004")
@@ -248,7 +249,7 @@ def test_missing_library_text_is_the_loaders(tmp_path: Path) -> None:
     assert "nvidia-cuda-runtime-cu12" in f.message
 
 
-@pytest.mark.skipif(not LINUX, reason="glibc's loader is the oracle")
+@_absent.skip_without("glibc", not LINUX)
 def test_symbol_the_resolved_version_lacks(tmp_path: Path) -> None:
     make_dist(tmp_path, "cw-skew", {"cw_skew/libcwskew.so": DOC / "libcwskew.so",
               "cw_skew/jit_old/libnvJitLink.so.12": DOC / "jit_old" / "libnvJitLink.so.12"})
@@ -267,7 +268,7 @@ def test_symbol_the_resolved_version_lacks(tmp_path: Path) -> None:
     assert real_load([str(tmp_path / "cw_skew/libcwskew.so")])["error"] is None
 
 
-@pytest.mark.skipif(not LINUX, reason="glibc's loader is the oracle")
+@_absent.skip_without("glibc", not LINUX)
 def test_two_majors_through_ld_library_path(tmp_path: Path) -> None:
     site, llp = tmp_path / "site", tmp_path / "llp"
     make_dist(site, "cw-two", {"cw_two/ext12.so": DOC / "ext12.so",
@@ -285,7 +286,7 @@ def test_two_majors_through_ld_library_path(tmp_path: Path) -> None:
         "libcudart.so.12", "libcudart.so.13"}
 
 
-@pytest.mark.skipif(not LINUX, reason="glibc's loader is the oracle")
+@_absent.skip_without("glibc", not LINUX)
 def test_ld_library_path_shadows_the_wheels_runtime(tmp_path: Path) -> None:
     site, llp = tmp_path / "site", tmp_path / "cuda" / "lib64"
     make_dist(site, "nvidia-cuda-runtime", {"nvidia/cu13/lib/libcudart.so.13":
@@ -302,7 +303,7 @@ def test_ld_library_path_shadows_the_wheels_runtime(tmp_path: Path) -> None:
     assert real["cudart"] == [str(llp / "libcudart.so.13")]
 
 
-@pytest.mark.skipif(not LINUX, reason="glibc's loader is the oracle")
+@_absent.skip_without("glibc", not LINUX)
 def test_a_package_imports_its_dependencies_first(tmp_path: Path) -> None:
     # cw-user's module needs libcudart.so.12 and its run path reaches none (torchaudio's
     # libc10.so on the H200): only the copy cw-base's module loaded first satisfies it
@@ -331,7 +332,7 @@ def _torch(site: Path, cuda: str | None) -> None:
     make_dist(site, "nvidia-cuda-runtime", {"nvidia/cu13/lib/libcudart.so.13": _real_cudart()})
 
 
-@pytest.mark.skipif(not LINUX, reason="glibc's loader is the oracle")
+@_absent.skip_without("glibc", not LINUX)
 def test_torch_preload(tmp_path: Path) -> None:
     _torch(tmp_path, "13.0")
     d = run(tmp_path)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 from cuwheel.cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cuda_ext"
@@ -34,9 +35,9 @@ WRONG = "75-real;80-real;86-real;90-real;100-real;120"
 
 pytestmark = [
     pytest.mark.consumer,
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux row"),
-    pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH"),
-    pytest.mark.skipif(CMAKE is None, reason="cmake not on PATH"),
+    _absent.skip_without("linux", not sys.platform.startswith("linux"), "Linux row"),
+    _absent.skip_without("nvcc", NVCC is None),
+    _absent.skip_without("cmake", CMAKE is None),
 ]
 
 
@@ -51,7 +52,7 @@ def cuwheel(*argv: str) -> tuple[int, str]:
 def backend() -> None:
     """scikit-build-core importable here (pip wheel --no-build-isolation needs it)."""
     if importlib.util.find_spec("pip") is None:
-        pytest.skip("pip is not installed")
+        _absent.skip("pip")
     if importlib.util.find_spec("scikit_build_core") is None:
         try:
             result = subprocess.run(
@@ -59,10 +60,10 @@ def backend() -> None:
                 capture_output=True, text=True, timeout=300,
             )  # fmt: skip
         except subprocess.TimeoutExpired:
-            pytest.skip("pip install scikit-build-core timed out")
+            _absent.skip("network", "pip install scikit-build-core timed out")
         importlib.invalidate_caches()
         if result.returncode != 0 or importlib.util.find_spec("scikit_build_core") is None:
-            pytest.skip(f"scikit-build-core cannot be installed: {result.stderr.strip()[-300:]}")
+            _absent.skip("network", result.stderr.strip()[-300:])
 
 
 def cmake_version() -> str:
@@ -167,8 +168,8 @@ def test_run_path_finds_the_declared_runtime(good_wheel: Path, tmp_path: Path) -
     """What RP001 judged from the package map holds at load time: unpacked into a
     site-packages next to nvidia/cu13/lib, the extension loads libcudart from there."""
     cudart = find_libcudart()
-    if cudart is None:
-        pytest.skip("libcudart.so.13 from nvidia-cuda-runtime is not installed")
+    _absent.has_extra("nvidia-cuda-runtime")
+    assert cudart is not None, "libcudart.so.13 of the test extra's nvidia-cuda-runtime"
     site = tmp_path / "site"
     with zipfile.ZipFile(good_wheel) as z:
         z.extractall(site)

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import _absent
 from cuwheel.checks.codes import CODES
 from cuwheel.doctor import diagnose_text, extract_facts
 from cuwheel.doctor.rules import load_rules, parse_rules
@@ -34,8 +35,8 @@ def _cu13() -> Path | None:
 
 CU13 = _cu13()
 # off Linux only: on Linux the test extra installs the wheel, and its absence fails
-needs_cu13 = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="the nvidia-cuda-runtime wheel (test extra, Linux)")
+needs_cu13 = _absent.skip_without("linux", not sys.platform.startswith("linux"),
+                                  "the test extra's nvidia-cuda-runtime wheel is Linux's")
 
 
 @needs_cu13

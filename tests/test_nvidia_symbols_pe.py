@@ -11,8 +11,7 @@ import struct
 import subprocess
 from pathlib import Path
 
-import pytest
-
+import _absent
 import binbuild
 from binbuild import PeSec
 from cuwheel import check_wheel
@@ -82,7 +81,7 @@ def objdump_imports(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.skipif(OBJDUMP is None, reason="needs binutils' objdump")
+@_absent.skip_without("objdump", OBJDUMP is None)
 def test_hand_built_imports(tmp_path: Path) -> None:
     imports: dict[str, list[str | int]] = {
         "nvJitLink_120_0.dll": ["__nvJitLinkCreate_12_0", "__nvJitLinkAddData_12_4"],

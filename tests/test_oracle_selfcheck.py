@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import _absent
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -25,9 +27,7 @@ DATA = Path(__file__).parent / "data"
 BIN = DATA / "bin"
 FIXTURES: dict[str, dict] = tomllib.loads((DATA / "fixtures.toml").read_text())["fixture"]
 
-needs_cuobjdump = pytest.mark.skipif(
-    oracle.find_cuobjdump() is None, reason="cuobjdump not installed (nvidia-cuda-cuobjdump)"
-)
+needs_cuobjdump = _absent.needs_cuobjdump
 pytestmark = pytest.mark.oracle
 
 C = collections.Counter
@@ -143,7 +143,7 @@ def test_oracle_raises_on_garbage(tmp_path: Path) -> None:
 
 
 def test_pe_section_extraction_matches_truncated_names() -> None:
-    pytest.importorskip("pefile")
+    _absent.extra("pefile")
     data = oracle.extract_pe_section(BIN / "win_rdc.dll", "__nv_relfatbin")
     assert data[:4] == b"\x50\xed\x55\xba"
     assert data == oracle.extract_pe_section(BIN / "win_rdc.dll", "__nv_rel")
@@ -158,7 +158,7 @@ def test_pe_section_extraction_matches_truncated_names() -> None:
 
 @pytest.mark.parametrize("name", sorted(n for n, fx in FIXTURES.items() if fx["format"] == "pe"))
 def test_pe_imports_and_exports(name: str) -> None:
-    pefile = pytest.importorskip("pefile")
+    pefile = _absent.extra("pefile")
     fx = FIXTURES[name]
     pe = pefile.PE(str(BIN / name))
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+import _absent
 import cuwheel.cli
 from cuwheel.render.envelope import COMMANDS, ENVELOPE_KEYS, SCHEMAS, load_schema
 from wheelfactory import make_wheel
@@ -288,8 +289,7 @@ def test_scan_summary_document(cli, wheel: str, tmp_path: Path) -> None:  # type
     assert doc["wheels"] == 1
 
 
-@pytest.mark.skipif(shutil.which("bash") is None or sys.platform == "win32",
-                    reason="needs a POSIX shell")
+@_absent.skip_without("unix", shutil.which("bash") is None or sys.platform == "win32")
 def test_plan_matrix_to_github_output(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The README's `$GITHUB_OUTPUT` recipe: one line, readable back by fromJSON."""
     import subprocess

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -14,6 +13,8 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+
+import _absent
 
 sys.path.insert(0, str(Path(__file__).parent))
 import binbuild
@@ -53,7 +54,7 @@ def _gaps(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
-@pytest.mark.skipif(shutil.which("readelf") is None, reason="no readelf")
+@_absent.skip_without("readelf", _absent.no_tool("readelf"))
 def test_fixture_really_has_zero_gaps() -> None:
     """The committed fixture is what it claims: .nv_fatbin aligned 256 and zero runs
     between its containers (readelf and a header walk, not cuwheel)."""
@@ -79,7 +80,7 @@ def test_every_container_of_the_aligned_fixture_is_found() -> None:
         "sm_75", "sm_80", "sm_90"]
 
 
-@pytest.mark.skipif(oracle.find_cuobjdump() is None, reason="cuobjdump not installed")
+@_absent.needs_cuobjdump
 def test_aligned_fixture_equals_cuobjdump() -> None:
     (b,) = cuwheel.inspect([ALIGNED]).binaries
     want = [("ELF" if e.kind is CodeKind.SASS else "PTX",

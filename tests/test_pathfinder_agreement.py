@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import pytest
 
+import _absent
 from cuwheel.knowledge import catalog
 
-pathfinder = pytest.importorskip("cuda.pathfinder")
-descriptor_catalog = pytest.importorskip("cuda.pathfinder._dynamic_libs.descriptor_catalog")
+pathfinder = _absent.extra("cuda-pathfinder", "cuda.pathfinder")
+descriptor_catalog = _absent.extra("cuda-pathfinder",
+                                   "cuda.pathfinder._dynamic_libs.descriptor_catalog")
 
 # pyproject.toml pins 1.9.1 (1.8.3 on Python 3.10, which 1.8.4+ no longer supports); both
 # were read when this file was written.

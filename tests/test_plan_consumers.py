@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 import cuwheel
 from cuwheel import CodeKind
 from cuwheel.config import default_config, load_config
@@ -45,19 +46,9 @@ def seed_plan(train: str, platform: str) -> Plan:
     return select_plan(default_config().rows, train=train, platform=platform, environ={})
 
 
-def find_cuobjdump() -> str | None:
-    spec = importlib.util.find_spec("nvidia")
-    for root in spec.submodule_search_locations or [] if spec else []:
-        for candidate in sorted(Path(root).glob("*/bin/cuobjdump*")):
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return str(candidate)
-    return None
-
-
 NVCC = shutil.which("nvcc")
 CMAKE = shutil.which("cmake")
-CUOBJDUMP = find_cuobjdump()
-needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
+needs_nvcc = _absent.skip_without("nvcc", NVCC is None)
 
 
 def nvcc_version() -> tuple[int, int]:
@@ -106,15 +97,14 @@ def assert_built_exactly(plan: Plan, lib: Path, objects: list[Path]) -> None:
     stubs = [archs for stub, archs in found if stub]
     assert units == [want] * len(objects), found
     assert stubs in ([], [(want[0], frozenset())]), found
-    if CUOBJDUMP is not None:  # independent cross-check of the whole library
-        assert archs_in(lib) == expected_listing(plan)
+    # independent cross-check of the whole library (the test extra's oracle: never skipped)
+    assert archs_in(lib) == expected_listing(plan)
 
 
 def archs_in(binary: Path) -> tuple[set[str], set[str]]:
     """(SASS names, PTX names) that cuobjdump lists, e.g. ({'sm_80'}, {'sm_120'})."""
-    assert CUOBJDUMP is not None
     out = subprocess.run(
-        [CUOBJDUMP, "--list-elf", "--list-ptx", str(binary)],
+        [_absent.cuobjdump(), "--list-elf", "--list-ptx", str(binary)],
         capture_output=True,
         text=True,
         check=True,
@@ -177,7 +167,7 @@ def test_catalog_matches_local_nvcc() -> None:
 def test_nvcc_builds_exactly_the_row(tmp_path: Path, train: str, platform: str) -> None:
     plan = seed_plan(train, platform)
     if not nvcc_accepts(plan):
-        pytest.skip(f"local nvcc {nvcc_version()} cannot build {train}'s row")
+        _absent.skip("nvcc", f"local nvcc {nvcc_version()} cannot build {train}'s row")
     obj, lib = nvcc_build(tmp_path, plan)
     assert_built_exactly(plan, lib, [obj])
 
@@ -193,7 +183,7 @@ def test_nvcc_builds_a_and_f_targets(tmp_path: Path) -> None:
     )
     plan = select_plan(load_config(path).rows, train="cu130", platform="linux-x86_64", environ={})
     if not nvcc_accepts(plan):
-        pytest.skip("local nvcc cannot build CUDA 13.0 targets")
+        _absent.skip("nvcc", "local nvcc cannot build CUDA 13.0 targets")
     obj, lib = nvcc_build(tmp_path, plan)
     assert containers_in(obj) == [
         (False, (frozenset({"sm_75", "sm_90a", "sm_100f", "sm_120"}),
@@ -209,7 +199,7 @@ def test_nvcc_stub_follows_the_link_line(tmp_path: Path) -> None:
     ``device_link``) gets the link line's default arch (docs/checks.md, DC)."""
     plan = seed_plan("cu130", "linux-x86_64")
     if not nvcc_accepts(plan):
-        pytest.skip("local nvcc cannot build CUDA 13.0 targets")
+        _absent.skip("nvcc", "local nvcc cannot build CUDA 13.0 targets")
     default = catalog.release(nvcc_version()).default_arch
     assert default is not None
     obj, _ = nvcc_build(tmp_path, plan)
@@ -259,12 +249,12 @@ def cmake_project(tmp_path: Path, architectures: str) -> subprocess.CompletedPro
 
 
 @needs_nvcc
-@pytest.mark.skipif(CMAKE is None, reason="cmake not on PATH")
+@_absent.skip_without("cmake", CMAKE is None)
 @pytest.mark.parametrize(("train", "platform"), SEED_ROWS)
 def test_cmake_builds_exactly_the_row(tmp_path: Path, train: str, platform: str) -> None:
     plan = seed_plan(train, platform)
     if not nvcc_accepts(plan):
-        pytest.skip(f"local nvcc cannot build {train}'s row")
+        _absent.skip("nvcc", f"local nvcc cannot build {train}'s row")
     value = emit.cmake_architectures(plan, cmake_version())
     result = cmake_project(tmp_path, value)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -274,7 +264,7 @@ def test_cmake_builds_exactly_the_row(tmp_path: Path, train: str, platform: str)
 
 
 @needs_nvcc
-@pytest.mark.skipif(CMAKE is None, reason="cmake not on PATH")
+@_absent.skip_without("cmake", CMAKE is None)
 def test_cmake_refusal_matches_cmake(tmp_path: Path) -> None:
     """cuwheel refuses 100f for this CMake exactly when this CMake rejects it."""
     path = tmp_path / "pyproject.toml"
@@ -290,7 +280,7 @@ def test_cmake_refusal_matches_cmake(tmp_path: Path) -> None:
     except emit.Unexpressible:
         refused = True
     if not refused:
-        pytest.skip(f"CMake {version} is recorded as accepting f targets")
+        _absent.skip("cmake", f"CMake {version} is recorded as accepting f targets")
     proj = tmp_path / "proj"
     proj.mkdir()
     result = cmake_project(proj, "100f-real")
@@ -325,11 +315,7 @@ def torch_version() -> str | None:
 
 
 TORCH = torch_version()
-needs_torch = pytest.mark.skipif(
-    TORCH is None,
-    reason="torch is not importable: .ci/run installs the CPU wheel on x86_64 from a local copy "
-    "or PyTorch's CPU index (PyPI's torch is the CUDA build); neither was reachable",
-)
+needs_torch = _absent.skip_without("torch", TORCH is None)
 
 
 @needs_torch

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 from cuwheel.checks import artifact as art
 from cuwheel.doctor import (
     SearchContext,
@@ -88,7 +89,7 @@ def test_the_cache_lookup_takes_the_tables_abi(monkeypatch: pytest.MonkeyPatch) 
     assert cache.lookup("libcudart.so.13", "x86_64") == "/aarch64/libcudart.so.13"
 
 
-@pytest.mark.skipif(not (LINUX and os.path.exists("/etc/ld.so.cache")), reason="glibc only")
+@_absent.skip_without("glibc", not (LINUX and os.path.exists("/etc/ld.so.cache")))
 def test_the_machines_own_cache_has_the_tables_abi() -> None:
     ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
     out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, check=True).stdout

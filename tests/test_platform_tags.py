@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import _absent
 import checkwheels as cw
 from cuwheel.checks import Severity, check_wheel
 from cuwheel.checks.findings import Finding, WheelReport
@@ -267,7 +268,7 @@ def test_pe_machine_against_the_windows_tag(tmp_path: Any) -> None:
 
 # ---------------------------------------------------------------- the data and its sources
 def test_manylinux_data_matches_the_installed_auditwheel() -> None:
-    auditwheel = pytest.importorskip("auditwheel")
+    auditwheel = _absent.extra("auditwheel")
     mine = {p.name: p for p in load_tag_policies().policies}
     pol = resources.files(auditwheel).joinpath("policy")
     seen = set()
@@ -286,7 +287,7 @@ def test_manylinux_data_matches_the_installed_auditwheel() -> None:
 
 
 def test_stable_abi_data_matches_the_installed_abi3info() -> None:
-    abi3info = pytest.importorskip("abi3info")
+    abi3info = _absent.extra("abi3info")
     want = {s.name: (o.added.major, o.added.minor)
             for s, o in {**abi3info.FUNCTIONS, **abi3info.DATAS}.items()}
     assert dict(load_stable_abi()) == want
@@ -301,7 +302,7 @@ def _libc() -> Path | None:
     return p if "GLIBC_2.34" in text else None
 
 
-@pytest.mark.skipif(_libc() is None, reason="needs readelf and a glibc >= 2.34 libc.so.6")
+@_absent.skip_without("glibc", _libc() is None, "readelf and a glibc >= 2.34 libc.so.6")
 def test_moved_symbols_are_in_a_new_libc_with_a_compat_version() -> None:
     libc = _libc()
     assert libc is not None

@@ -23,7 +23,7 @@ from cuwheel.knowledge.platforms import (
 from cuwheel.plan import select
 from cuwheel.read.binary.elf import ELF_MACHINES
 from cuwheel.read.binary.pe import PE_MACHINES
-from cuwheel.toolkit import assemble
+from cuwheel.toolkit import host_platform as toolkit_host_platform
 
 PLATFORMS = load_platforms().platforms
 
@@ -126,9 +126,9 @@ def test_host_platform_on_each_machine(
     assert select.host_platform() == row
     if toolkit is None:
         with pytest.raises(ToolkitError, match="no CUDA toolkit platform for this machine"):
-            assemble.host_platform()
+            toolkit_host_platform()
     else:
-        assert assemble.host_platform() == toolkit
+        assert toolkit_host_platform() == toolkit
 
 
 def test_linux_tag_architectures_are_auditwheels() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import _absent
 import checkwheels as cw
 import cuwheel
 from cuwheel import compat
@@ -127,7 +128,7 @@ def _codes(site: Path, gpu: str, driver: str, rules: cuwheel.Rules | None) -> se
     return {f.code for t in d.targets for r in t.distributions for f in r.findings}
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux fixtures' loader")
+@_absent.skip_without("linux", not sys.platform.startswith("linux"), "Linux fixtures' loader")
 def test_doctor_judges_with_the_catalog_it_is_given(tmp_path: Path, tegra: cuwheel.Rules,
                                                     floor: cuwheel.Rules) -> None:
     _dist(tmp_path, "cw-ext", {"cw_ext/k.so": BIN / "sm80only.so"})

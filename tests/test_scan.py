@@ -18,6 +18,8 @@ from typing import ClassVar
 
 import pytest
 
+import _absent
+
 sys.path.insert(0, str(Path(__file__).parent))
 import cuwheel
 import cuwheel.read.schedule as api_mod
@@ -385,7 +387,7 @@ def test_summary_matrix(tmp_path: Path) -> None:
 
 # -- Dask: the same records, byte for byte -----------------------------------------------
 def test_dask_local_cluster_equals_local_run(tmp_path: Path) -> None:
-    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    _absent.extra("dask", "distributed")
     wheels = corpus(tmp_path / "w")
     refs = [WheelRef(w, os.path.basename(w)) for w in wheels]
     local = sorted(scan(refs, workers=1))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 from cuwheel.scan.cache import default_cache_dir as scan_default
 from cuwheel.toolkit.cache import Cache as ToolkitCache
 
@@ -21,7 +22,7 @@ def test_cuwheel_cache_is_honoured_by_scan_and_toolkit(
     assert ToolkitCache.at().root == tmp_path / "c" / "toolkit"
 
 
-@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="the XDG rule is Linux's")
+@_absent.skip_without("linux", sys.platform in ("win32", "darwin"), "the XDG rule")
 def test_without_cuwheel_cache_both_use_xdg(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -34,7 +35,7 @@ def test_without_cuwheel_cache_both_use_xdg(
     assert Path(scan_default()) == tmp_path / "home" / ".cache" / "cuwheel" / "scan"
 
 
-@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="the XDG rule is Linux's")
+@_absent.skip_without("linux", sys.platform in ("win32", "darwin"), "the XDG rule")
 def test_an_empty_cuwheel_cache_is_unset(monkeypatch: pytest.MonkeyPatch,
                                           tmp_path: Path) -> None:
     monkeypatch.setenv("CUWHEEL_CACHE", "")

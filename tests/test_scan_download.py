@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cuwheel._download import DownloadError, Stopped, download, read_small
+from cuwheel._download import download, read_small
 from cuwheel._remote import Stop
-from cuwheel.errors import ToolkitError
+from cuwheel.errors import DownloadError, Stopped, ToolkitError
 from cuwheel.toolkit.cache import Cache
 from cuwheel.toolkit.fetch import Download, fetch_one
 

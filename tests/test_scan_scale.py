@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+import _absent
+
 sys.path.insert(0, str(Path(__file__).parent))
 import scanrecords
 import wheelfactory
@@ -373,7 +375,7 @@ def test_a_small_html_report_is_one_file(tmp_path: Path) -> None:
 def test_dask_keeps_a_bounded_number_of_tasks_outstanding(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    distributed = _absent.extra("dask", "distributed")
     so = (BIN / "sm80.so").read_bytes()
     wheels = [wheelfactory.make_wheel(tmp_path, {"pkg/sm80.so": so}, name="alpha",
                                       version=f"1.{i}", tag="py3-none-manylinux_2_28_x86_64")

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import _absent
+
 BIN = Path(__file__).parent / "data" / "bin"
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -58,7 +60,7 @@ def _alive_in_group(pgid: int) -> list[str]:
     return [line for line in out if line.split()[1:2] != ["Z"]]
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+@_absent.skip_without("linux", not sys.platform.startswith("linux"), "/proc")
 @pytest.mark.parametrize(("signum", "to_group", "count", "code"), [
     (signal.SIGINT, False, 2, 130),   # the two-Ctrl-C hang of issue 34
     (signal.SIGINT, False, 1, 130),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 import cuwheel.cli
 from cuobjdump_oracle import find_cuobjdump
 from cuwheel.compat import evaluate, target_for_cc
@@ -55,7 +56,7 @@ def test_zipped_shares_add_up_to_the_member(wheels: dict[str, str]) -> None:
     assert all(a.zipped > 0 for a in src.archs)
 
 
-@pytest.mark.skipif(find_cuobjdump() is None, reason="pip install nvidia-cuda-cuobjdump")
+@_absent.needs_cuobjdump
 def test_sass_bytes_match_the_cubins_cuobjdump_extracts(tmp_path: Path) -> None:
     so = BIN / "size_base.so"
     subprocess.run([str(find_cuobjdump()), "-xelf", "all", str(so)], cwd=tmp_path,

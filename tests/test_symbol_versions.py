@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import _absent
 from cuwheel import inspect
 from cuwheel.model.inventory import Binary, UndefinedSymbol, VersionNeed
 from cuwheel.read.binary import elfsyms
@@ -105,7 +106,7 @@ def facts_of(b: Binary) -> tuple[set[tuple[str, str | None, str | None, bool]],
             [(n.library, n.versions) for n in b.version_needs], list(b.version_defs))
 
 
-@pytest.mark.skipif(READELF is None, reason="readelf is not installed")
+@_absent.skip_without("readelf", READELF is None)
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_versions_agree_with_readelf(path: Path) -> None:
     (b,) = inspect([str(path)]).binaries

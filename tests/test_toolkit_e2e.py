@@ -30,16 +30,15 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 from cuwheel.cli import main
 from cuwheel.knowledge.toolkits import load_toolkits
 from redistserver import Served, manifest_with, serve
 
 pytestmark = [
     pytest.mark.network,
-    pytest.mark.skipif(
-        os.environ.get("CUWHEEL_SKIP_NETWORK") == "1", reason="CUWHEEL_SKIP_NETWORK=1"
-    ),
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux host"),
+    _absent.skip_without("network", os.environ.get("CUWHEEL_SKIP_NETWORK") == "1"),
+    _absent.skip_without("linux", not sys.platform.startswith("linux"), "Linux host"),
 ]
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cuda_ext"
@@ -71,11 +70,11 @@ def pip_download(dest: Path, tags: tuple[str, ...], *pins: str) -> subprocess.Co
 def index(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Skip unless the package index serves NVIDIA's wheels (probed with plain pip)."""
     if importlib.util.find_spec("pip") is None:
-        pytest.skip("pip is not installed")
+        _absent.skip("pip")
     probe = tmp_path_factory.mktemp("probe")
     result = pip_download(probe, LINUX_TAGS, f"nvidia-cuda-crt=={VERSION['cuda_crt']}")
     if result.returncode != 0:
-        pytest.skip(f"the package index is unreachable: {result.stderr.strip()[-200:]}")
+        _absent.skip("network", result.stderr.strip()[-200:])
 
 
 @pytest.fixture(scope="module")
@@ -218,10 +217,9 @@ def test_wheels_toolkit_is_a_normal_cuda_tree(build_toolkit: tuple[Path, str]) -
 
 @pytest.fixture(scope="module")
 def backend() -> None:
-    if importlib.util.find_spec("scikit_build_core") is None:
-        pytest.skip("scikit-build-core is not installed (the test extra has it)")
-    if shutil.which("cmake") is None:
-        pytest.skip("cmake not on PATH")
+    _absent.has_extra("scikit-build-core")
+    if _absent.no_tool("cmake"):
+        _absent.skip("cmake")
 
 
 def test_cuda_ext_builds_with_the_wheels_toolkit_and_passes_check(
@@ -254,7 +252,7 @@ def test_cmake_finds_the_toolkit_and_the_driver_stub(
     build_toolkit: tuple[Path, str], tmp_path: Path
 ) -> None:
     if shutil.which("cmake") is None:
-        pytest.skip("cmake not on PATH")
+        _absent.skip("cmake")
     prefix, printed = build_toolkit
     # a driver API call, so that the linker (--as-needed) keeps libcuda
     (tmp_path / "k.cu").write_text("#include <cuda.h>\n__global__ void k() {}\n"
@@ -294,7 +292,7 @@ def test_second_run_with_a_warm_cache_needs_no_download(
 def test_windows_runtime_for_a_mingw_cross_build(
     index: None, cache: Path, tmp_path: Path
 ) -> None:
-    pefile = pytest.importorskip("pefile")
+    pefile = _absent.extra("pefile")
     prefix = tmp_path / "cuda-win"
     code, out, err = cuwheel("toolkit", "--train", "cu130", "--for", "runtime", "--source",
                              "wheels", "--platform", "win-amd64", "--prefix", str(prefix),
@@ -326,10 +324,7 @@ def test_windows_runtime_for_a_mingw_cross_build(
         # zig's clang + lld from PyPI (`pip install ziglang`) as the mingw toolchain: lld
         # links through an import library, written here from the DLL's exports
         if importlib.util.find_spec("ziglang") is None:
-            pytest.skip("no mingw toolchain: neither x86_64-w64-mingw32-gcc (a system package) "
-                        "nor ziglang is installed; ziglang is not in the test extra because its "
-                        "first cross-link builds mingw's C runtime (about 6 min on 2 CPUs, "
-                        "10 s once cached), too much for CI's budget")
+            _absent.skip("mingw")
         zig = [sys.executable, "-m", "ziglang"]
         names = sorted(e.name.decode() for e in pe.DIRECTORY_ENTRY_EXPORT.symbols if e.name)
         deffile = tmp_path / "cudart64_13.def"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 from cuwheel.errors import ToolkitError
 from cuwheel.toolkit import Lock, Part, check_build_tools
 from cuwheel.toolkit.stubs import driver_symbols, write_driver_stub
@@ -55,7 +56,7 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.skipif(MACHINE is None or not shutil.which("gcc"), reason="gcc on x86_64/aarch64")
+@_absent.skip_without("gcc", MACHINE is None or not shutil.which("gcc"), "on x86_64/aarch64")
 def test_ld_links_against_the_stub_and_the_loader_loads_it(tree: Path, tmp_path: Path) -> None:
     assert MACHINE is not None
     stub = write_driver_stub(tree, MACHINE)
@@ -113,7 +114,7 @@ def test_a_build_toolkit_without_nvcc_is_an_error_naming_the_fix(tmp_path: Path)
         check_build_tools(tmp_path, lock("wheels", "win-amd64"))
 
 
-@pytest.mark.skipif(MACHINE is None or platform.system() != "Linux", reason="Linux host")
+@_absent.skip_without("linux", MACHINE is None or platform.system() != "Linux", "Linux host")
 def test_an_nvcc_that_does_not_run_is_an_error(tmp_path: Path) -> None:
     for tool in ("bin/nvcc", "nvvm/bin/cicc", "bin/ptxas", "bin/nvlink", "bin/fatbinary"):
         (tmp_path / tool).parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 import checkwheels as cw
 from cuwheel.checks import check_wheel
 from cuwheel.config import parse_config
@@ -69,7 +70,7 @@ def test_front_read_equals_the_whole_file() -> None:
 
 
 def _installed_torch_lib() -> Path:
-    torch = pytest.importorskip("torch")
+    torch = _absent.torch()
     return Path(torch.__file__).parent / "lib"
 
 
@@ -77,7 +78,7 @@ def test_a_column_regenerated_from_the_installed_torch() -> None:
     """libc10.so of the torch CI installs (2.13.0+cpu, download.pytorch.org) read by the
     front read: nm -D agrees, and the shipped table's 2.13.0 linux-x86_64 column (read
     from PyPI's CUDA wheel) exports exactly as many libc10 names, each of them."""
-    torch = pytest.importorskip("torch")
+    torch = _absent.torch()
     lib = _installed_torch_lib() / "libc10.so"
     got, _ = _front(lib)
     assert got == _nm_defined(lib)
@@ -133,7 +134,7 @@ def test_the_real_loader_agrees_inside_and_outside_the_answer() -> None:
     """torchabi_new.so imports a symbol libc10.so exports from 2.13.0 on, torchabi_old.so
     one it dropped in 2.13.0.  The installed torch's release is inside the first answer and
     outside the second, and dlopen(RTLD_NOW) after `import torch` says the same."""
-    torch = pytest.importorskip("torch")
+    torch = _absent.torch()
     version = torch.__version__.split("+")[0]
     new = resolve_torch_abi(_binary(BIN / "torchabi_new.so"))
     old = resolve_torch_abi(_binary(BIN / "torchabi_old.so"))

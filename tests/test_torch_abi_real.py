@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 from cuwheel.checks import check_wheel
 from cuwheel.config import parse_config
 from test_torch_abi import _binary, _objdump_imports
 
 pytestmark = [
     pytest.mark.network,
-    pytest.mark.skipif(os.environ.get("CUWHEEL_SKIP_NETWORK") == "1",
-                       reason="CUWHEEL_SKIP_NETWORK=1"),
+    _absent.skip_without("network", os.environ.get("CUWHEEL_SKIP_NETWORK") == "1"),
 ]
 
 LINUX = "manylinux2014_x86_64"
@@ -40,7 +40,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                             "3.11", "-d", str(dest), "auto-gptq==0.7.1"],
                            capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
-            pytest.skip(f"the package index is unreachable: {r.stderr.strip()[-200:]}")
+            _absent.skip("network", r.stderr.strip()[-200:])
         out[plat] = next(p for p in dest.glob("auto_gptq-*.whl") if plat.split("_")[-1] in p.name
                          or (plat == WINDOWS and "win" in p.name))
     return out

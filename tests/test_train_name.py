@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from cuwheel.errors import ConfigError, ToolkitError
+from cuwheel.errors import ConfigError, ToolkitError, TrainSpellingError
 from cuwheel.knowledge.torch import torch_arch_list
-from cuwheel.model.train import TrainName, TrainSpellingError, parse_train_name
+from cuwheel.model.train import TrainName, parse_train_name
 from cuwheel.plan.rows import parse_train as plan_train
-from cuwheel.toolkit.assemble import parse_train as toolkit_train
+from cuwheel.toolkit import parse_train as toolkit_train
 
 
 @pytest.mark.parametrize(

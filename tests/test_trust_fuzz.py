@@ -15,9 +15,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._remote import IndexPolicy
-from cuwheel.errors import InputError, ToolkitError
+from cuwheel.errors import InputError, JsonError, ToolkitError
 from cuwheel.scan.cache import Cache
 from cuwheel.scan.inputs import _project_files, _root_projects
 from cuwheel.scan.record import RECORD_VERSION, RecordOptions, parse_record, read_record_file

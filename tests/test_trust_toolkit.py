@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._paths import resolve_inside
-from cuwheel.errors import ToolkitError
+from cuwheel.errors import JsonError, ToolkitError
 from cuwheel.toolkit import extract
 from cuwheel.toolkit.cache import Cache
 from cuwheel.toolkit.extract import Tree, extract_redist
@@ -450,7 +450,7 @@ def test_lock_fields_cannot_carry_markup_controls_or_paths(field: str, value: st
 )
 def test_a_train_is_ascii_and_bounded(train: str) -> None:
     from cuwheel.errors import ToolkitError
-    from cuwheel.toolkit.assemble import parse_train
+    from cuwheel.toolkit import parse_train
 
     with pytest.raises(ToolkitError):
         parse_train(train)

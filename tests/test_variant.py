@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import _absent
 import cuwheel.cli
 from cuwheel.read.inspect import inspect
 from cuwheel.variant import derive, read_declared, variant_json, verify
@@ -50,7 +51,7 @@ def test_a_value_one_library_lacks_is_not_derived(tmp_path: Path) -> None:
 
 
 def test_variantlib_validates_what_is_written(tmp_path: Path) -> None:
-    vdi = pytest.importorskip("variantlib.variant_dist_info")
+    vdi = _absent.extra("variantlib", "variantlib.variant_dist_info")
     d = derive(inspect([_wheel(tmp_path, {"a.so": "size_base.so"})]).sources[0])
     text = variant_json(d, "cu130")
     v = vdi.VariantDistInfo(text, expected_label="cu130")

@@ -32,30 +32,15 @@ from typing import Any
 
 from cuwheel._remote import Stop
 from cuwheel._version import __version__
-from cuwheel.errors import InputError
+from cuwheel.errors import DownloadError, InputError, Stopped
 
-__all__ = ["CHUNK", "MAX_UNSIZED", "TIMEOUT", "DownloadError", "Stopped", "download",
+__all__ = ["CHUNK", "MAX_UNSIZED", "TIMEOUT", "download",
            "read_small"]
 
 CHUNK = 1 << 20
 TIMEOUT = 60.0  # seconds, each socket wait
 MAX_UNSIZED = 8 << 30  # a file whose size nobody declared (NVIDIA's largest wheels are ~1 GiB)
 USER_AGENT = f"cuwheel/{__version__}"
-
-
-class DownloadError(Exception):
-    """A download that failed: ``problem`` says why (one line, without the URL);
-    ``kept``: its partial file stays for a resumed run."""
-
-    def __init__(self, url: str, problem: str, *, kept: bool = False) -> None:
-        super().__init__(f"{url}: {problem}")
-        self.url = url
-        self.problem = problem
-        self.kept = kept
-
-
-class Stopped(Exception):
-    """The run's Stop was set while this download was in flight."""
 
 
 def _remove(path: str) -> None:
@@ -77,6 +62,7 @@ def _open(url: str, *, offset: int = 0, timeout: float = TIMEOUT,
     except InputError as exc:  # a refused redirect
         raise DownloadError(url, exc.problem) from None
     except urllib.error.HTTPError as exc:
+        exc.close()  # its body holds the connection's socket
         raise DownloadError(url, f"HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
         reason = getattr(exc, "reason", exc)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
+from cuwheel._datafiles import data_path, schema_name
 from cuwheel._version import __version__
 
 __all__ = ["COMMANDS", "ENVELOPE_KEYS", "SCHEMAS", "envelope", "load_schema"]
@@ -65,8 +65,8 @@ SCHEMAS = (*COMMANDS, "matrix")
 def _schema_text(command: str) -> str:
     if command not in SCHEMAS:
         raise KeyError(command)
-    path = resources.files("cuwheel").joinpath("data").joinpath(f"{command}.schema.json")
-    return path.read_text("utf-8")
+    text: str = data_path(schema_name(command)).read_text("utf-8")
+    return text
 
 
 def load_schema(command: str) -> dict[str, Any]:

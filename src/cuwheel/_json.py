@@ -18,15 +18,13 @@ import json
 import math
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "MAX_DIGITS", "JsonError", "load_json"]
+from cuwheel.errors import JsonError
+
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "load_json"]
 
 MAX_DEPTH = 64
 MAX_DIGITS = 40
 MAX_BYTES = 64 << 20
-
-
-class JsonError(ValueError):
-    """A document that is not bounded, valid JSON; the message says why, in one line."""
 
 
 def _depth(doc: Any, limit: int) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "gh_data",
     "gh_prop",
     "json_clean",
+    "normalized_name",
     "xml_attr",
     "xml_text",
 ]
@@ -114,3 +115,10 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     if "\\ud" not in text:  # the fast path: no surrogate escape in the document at all
         return text
     return json.dumps(json_clean(obj), **kwargs)
+
+
+def normalized_name(name: str) -> str:
+    """A project name as PEP 503 compares it: runs of ``-_.`` as one ``-``, lower case."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()

@@ -14,10 +14,10 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cuwheel._datafiles import DEFAULT_ROWS, data_path
 from cuwheel._toml import tomllib
 from cuwheel._validate import did_you_mean, str_list
 from cuwheel.errors import ConfigError, shown
@@ -241,7 +241,7 @@ def _parse_row(raw: object, index: int, problems: list[str]) -> Row | None:
 
 
 def _defaults_table() -> dict[str, Any]:
-    text = resources.files("cuwheel").joinpath("data").joinpath("default_rows.toml")
+    text = data_path(DEFAULT_ROWS)
     data: dict[str, Any] = tomllib.loads(text.read_text(encoding="utf-8"))
     data.pop("meta", None)
     return data

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from importlib import resources
 
+from cuwheel._datafiles import CONFIG_SCHEMA, INIT_ROWS, data_path
 from cuwheel._toml import tomllib
 from cuwheel._version import __version__
 from cuwheel.errors import ConfigError, shown
@@ -44,7 +44,7 @@ __all__ = [
 
 def schema_path() -> str:
     """Where the installed ``data/config.schema.json`` is."""
-    return str(resources.files("cuwheel").joinpath("data").joinpath("config.schema.json"))
+    return str(data_path(CONFIG_SCHEMA))
 
 
 def schema_url() -> str:
@@ -86,10 +86,10 @@ def _template_rows(
 ) -> list[tuple[Sequence[str], Row]]:
     from cuwheel.config import parse_config
 
-    text = resources.files("cuwheel").joinpath("data").joinpath("init_rows.toml")
+    text = data_path(INIT_ROWS)
     data = tomllib.loads(text.read_text(encoding="utf-8"))
     data.pop("meta", None)  # where the rows come from: for readers, not a config key
-    builtin = parse_config(data, "init_rows.toml").rows
+    builtin = parse_config(data, INIT_ROWS).rows
     if not platforms:  # the platforms of the built-in rows
         platforms = list(dict.fromkeys(r.platform for r in builtin if r.platform is not None))
     rows: list[Row] = []

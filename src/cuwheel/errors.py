@@ -10,27 +10,55 @@ a finding, never an exception.
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 __all__ = [
     "ArError",
     "ArchSpellingError",
     "CatalogError",
+    "CodeRenamed",
     "CompatError",
     "ConfigError",
     "CuwheelError",
+    "DownloadError",
     "ElfError",
+    "Exit",
     "FatbinError",
+    "IndexUnusable",
     "InputError",
+    "JsonError",
     "Malformed",
     "NoGpuError",
     "PeError",
+    "Stopped",
     "StreamError",
     "ToolkitError",
+    "TrainSpellingError",
     "Unexpressible",
     "UnknownCode",
     "UnknownName",
     "one_line",
     "shown",
 ]
+
+
+class Exit(IntEnum):
+    """Every exit status cuwheel gives, in one table (docs/cli.md#exit-status); the errors
+    (``CuwheelError.exit_code``) and the answers (``WheelState.exit_code``) own theirs from
+    here, and the commands return these, never a bare number."""
+
+    OK = 0  # all is well (or --exit-zero)
+    NO = 1  # the answer is "no": failing findings, does not run, nothing matched
+    UNUSABLE = 2  # the run could not answer: unusable input, an unreachable service
+    RUNS_EXCEPT = 3  # compat / doctor: runs except named libraries
+    DEPENDS = 4  # compat / doctor: depends on dispatch
+    SIGNALLED = 128  # + the signal's number: SIGTERM, SIGHUP (clean-up done)
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+
+    @classmethod
+    def signalled(cls, signum: int) -> int:
+        """The status of a run ended by signal ``signum``."""
+        return int(cls.SIGNALLED) + signum
 
 
 def one_line(text: str) -> str:
@@ -52,7 +80,7 @@ def shown(text: str, limit: int = 40) -> str:
 class CuwheelError(Exception):
     """Base class: a problem that makes a run unusable (exit status 2)."""
 
-    exit_code = 2
+    exit_code: Exit = Exit.UNUSABLE
     hint: str | None = None  # lines the CLI prints under the message (what to do instead)
 
 
@@ -125,8 +153,41 @@ class Unexpressible(ConfigError):
         super().__init__([f"{consumer}: {p}" for p in problems])
 
 
+class CodeRenamed(FutureWarning):
+    """A renamed check code was given (``--ignore``, a waiver, ``explain``): it still works,
+    as its new name; the message is the deprecation note (data/codes.toml ``[[renamed]]``).
+    A warning, not an error: the CLI prints it as one line on stderr."""
+
+
 class ArchSpellingError(ValueError):
     """A text is not a valid architecture spelling, or a list cannot be spelled for a consumer."""
+
+
+class TrainSpellingError(ValueError):
+    """The text spells no CUDA train (cuwheel.model.train.parse_train_name)."""
+
+
+class IndexUnusable(InputError):
+    """The index as a whole cannot be used: every wheel of the run would say the same."""
+
+
+class JsonError(ValueError):
+    """A document that is not bounded, valid JSON; the message says why, in one line."""
+
+
+class DownloadError(Exception):
+    """A download that failed: ``problem`` says why (one line, without the URL);
+    ``kept``: its partial file stays for a resumed run."""
+
+    def __init__(self, url: str, problem: str, *, kept: bool = False) -> None:
+        super().__init__(f"{url}: {problem}")
+        self.url = url
+        self.problem = problem
+        self.kept = kept
+
+
+class Stopped(Exception):
+    """The run's Stop was set while this download was in flight."""
 
 
 # ---------------------------------------------------------------------------- parsers

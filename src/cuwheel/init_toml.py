@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import textwrap
 from collections.abc import Iterable, Sequence
-from importlib import resources
 
+from cuwheel._datafiles import DEFAULT_ROWS, data_path
 from cuwheel._toml import tomllib
 from cuwheel._version import __version__
 from cuwheel.errors import ConfigError, shown
@@ -152,7 +152,7 @@ def comment_directive(schema: str) -> str:
 
 
 def defaults() -> dict[str, object]:
-    text = resources.files("cuwheel").joinpath("data").joinpath("default_rows.toml")
+    text = data_path(DEFAULT_ROWS)
     data: dict[str, object] = tomllib.loads(text.read_text(encoding="utf-8"))
     return data
 

@@ -157,6 +157,10 @@ def artifact_findings(
     return out
 
 
+# every code check_artifact may emit (tests/test_codes.py holds it against codes.toml)
+CODES_EMITTED = ("ART001", "ART002", "ART003", "ART004", "ART005", "ART006", "ART007", "ART008")
+
+
 def check_artifact(
     report: WheelReport,
     artifact: Source,

@@ -13,12 +13,24 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from cuwheel._datafiles import CODES as CODES_FILE
 from cuwheel._validate import Checker, did_you_mean
 from cuwheel.errors import CatalogError, UnknownCode, shown
 
-__all__ = ["CODES", "FAMILIES", "Code", "Severity", "family_of", "find_codes", "known_prefix"]
+__all__ = [
+    "CODES",
+    "FAMILIES",
+    "RENAMED",
+    "Code",
+    "Renamed",
+    "Severity",
+    "current_code",
+    "family_of",
+    "find_codes",
+    "known_prefix",
+]
 
-DATA_FILE = "codes.toml"
+DATA_FILE = CODES_FILE
 
 
 class Severity(IntEnum):
@@ -47,10 +59,33 @@ class Code:
     severity: Severity  # default; policy options may lower it (never silently drop it)
     title: str
     explanation: str = ""  # Markdown: what the finding means, its causes and the fix
+    # the one-line fix a finding of this code carries (doctor's ENV codes), with {fields}
+    fix: str | None = None
 
     @property
     def family(self) -> str:
         return family_of(self.code)
+
+    def fix_text(self, **fields: object) -> str:
+        """The fix, its ``{fields}`` filled in; KeyError when the code has none."""
+        if self.fix is None:
+            raise KeyError(f"{self.code} has no fix text in codes.toml")
+        return self.fix.format(**fields)
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """A code that was renamed: ``--ignore``, ``--select``, waivers and ``explain`` still
+    take ``old`` and mean ``new``, with a deprecation note."""
+
+    old: str
+    new: str
+    since: str  # the cuwheel release that renamed it
+    note: str = ""
+
+    def deprecation(self) -> str:
+        return (f"check code {self.old} was renamed {self.new} in cuwheel {self.since}; "
+                f"write {self.new}" + (f" ({self.note})" if self.note else ""))
 
 
 _CODE = re.compile(r"([A-Z]+)[0-9]{3}")
@@ -61,13 +96,14 @@ def family_of(code: str) -> str:
     return code.rstrip("0123456789")
 
 
-def _parse(data: dict[str, Any]) -> tuple[dict[str, str], dict[str, Code]]:
-    """Families and codes of ``codes.toml``'s tables; CatalogError listing every problem."""
+def _parse(data: dict[str, Any]) -> tuple[dict[str, str], dict[str, Code], dict[str, Renamed]]:
+    """Families, codes and renamed codes of ``codes.toml``'s tables; CatalogError listing
+    every problem."""
     from cuwheel.knowledge._load import read_meta, tables
 
     chk = Checker(DATA_FILE)
     read_meta(data, chk)
-    for key in data.keys() - {"meta", "family", "code"}:
+    for key in data.keys() - {"meta", "family", "code", "renamed"}:
         chk.problem(key, "unknown table")
     families: dict[str, str] = {}
     for i, raw in enumerate(tables(data, "family", chk)):
@@ -86,7 +122,7 @@ def _parse(data: dict[str, Any]) -> tuple[dict[str, str], dict[str, Code]]:
     for i, raw in enumerate(tables(data, "code", chk)):
         where = f"[[code]] #{i + 1}"
         c = chk.fields(raw, where, {"code": str, "severity": str, "title": str},
-                       {"explain": str, "same-as": str})  # fmt: skip
+                       {"explain": str, "same-as": str, "fix": str})  # fmt: skip
         if not {"code", "severity", "title"} <= c.keys():
             continue
         code = c["code"]
@@ -113,17 +149,36 @@ def _parse(data: dict[str, Any]) -> tuple[dict[str, str], dict[str, Code]]:
                 text = codes[same].explanation
         else:
             own.add(code)
+        fix = c.get("fix")
+        if fix is not None and not fix.strip():
+            chk.problem(where, "empty fix")
         if severity is not None:
-            codes[code] = Code(code, severity, c["title"], text)
+            codes[code] = Code(code, severity, c["title"], text, fix)
     for prefix in families:
         if not any(family_of(code) == prefix for code in codes):
             chk.problem(f"[[family]] {prefix}", "no code of this family")
+    renamed: dict[str, Renamed] = {}
+    for i, raw in enumerate(tables(data, "renamed", chk)):
+        where = f"[[renamed]] #{i + 1}"
+        r = chk.fields(raw, where, {"old": str, "new": str, "since": str}, {"note": str})
+        if not {"old", "new", "since"} <= r.keys():
+            continue
+        old, new = r["old"], r["new"]
+        if not _CODE.fullmatch(old):
+            chk.problem(where, f"old {old!r} is not a code")
+        if old in codes:
+            chk.problem(where, f"old {old!r} is a code in use: it cannot also redirect")
+        if new not in codes:
+            chk.problem(where, f"new {new!r} is no code")
+        if old in renamed:
+            chk.problem(where, f"{old!r} renamed twice")
+        renamed[old] = Renamed(old, new, r["since"], r.get("note", ""))
     if chk.problems:
         raise CatalogError(chk.problems)
-    return families, codes
+    return families, codes, renamed
 
 
-def _load() -> tuple[dict[str, str], dict[str, Code]]:
+def _load() -> tuple[dict[str, str], dict[str, Code], dict[str, Renamed]]:
     from cuwheel.knowledge._load import read_data_file
 
     return _parse(read_data_file(DATA_FILE))
@@ -131,20 +186,36 @@ def _load() -> tuple[dict[str, str], dict[str, Code]]:
 
 FAMILIES: dict[str, str]
 CODES: dict[str, Code]
-FAMILIES, CODES = _load()
+RENAMED: dict[str, Renamed]  # old code -> its redirect
+FAMILIES, CODES, RENAMED = _load()
+
+
+def current_code(code: str) -> str:
+    """``code`` as it is called now: a renamed code's new name (with a
+    :class:`~cuwheel.errors.CodeRenamed` warning, the deprecation note), else itself."""
+    import warnings
+
+    from cuwheel.errors import CodeRenamed
+
+    c = code.strip().upper()
+    r = RENAMED.get(c)
+    if r is None:
+        return c
+    warnings.warn(CodeRenamed(r.deprecation()), stacklevel=2)
+    return r.new
 
 
 def known_prefix(prefix: str) -> bool:
-    """Whether ``prefix`` selects at least one code."""
+    """Whether ``prefix`` selects at least one code (a renamed code's old name too)."""
     p = prefix.strip().upper()
-    return bool(p) and any(code.startswith(p) for code in CODES)
+    return bool(p) and (p in RENAMED or any(code.startswith(p) for code in CODES))
 
 
 def find_codes(query: str) -> list[Code]:
     """The codes ``query`` names, case-insensitively: one code (``dc001``), or every code a
     prefix selects (``DC``, ``DEP0``), in the order of CODES.  UnknownCode, with the nearest
     code or family, when it names none."""
-    q = query.strip().upper()
+    q = current_code(query)
     if q in CODES:
         return [CODES[q]]
     found = [c for c in CODES.values() if q and c.code.startswith(q)]

@@ -1,4 +1,5 @@
-"""Findings (verdicts) and the per-wheel report that carries them; no facts are computed here."""
+"""Findings (verdicts) and the per-wheel report that carries them; no facts are computed here.
+:class:`Finding` is the one finding type: ``check``'s and ``doctor``'s."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ __all__ = ["Finding", "Stats", "Unreadable", "WheelReport"]
 class Finding:
     """One judgement: a code, its severity and a one-line message with the evidence.
 
-    ``library`` is the binary's path inside the wheel, or None for the wheel as a whole.
-    ``waived`` holds the waiver's reason when a per-file waiver covers the finding.
+    ``library`` is the binary's path inside the wheel (doctor: the installed binary's
+    path), or None for the wheel as a whole.  ``waived`` holds the waiver's reason when a
+    per-file waiver covers the finding.  Doctor's findings also name the ``distribution``,
+    the error its use raises as the user will see it (``error_text``) and the ``fix``.
     """
 
     code: str
@@ -23,6 +26,9 @@ class Finding:
     library: str | None = None
     check: str = ""
     waived: str | None = None
+    distribution: str | None = None
+    error_text: str | None = None
+    fix: str | None = None
 
     @property
     def family(self) -> str:

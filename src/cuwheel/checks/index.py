@@ -18,12 +18,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._remote import IndexPolicy
 from cuwheel.checks.findings import Finding
-from cuwheel.errors import InputError
+from cuwheel.errors import IndexUnusable, InputError, JsonError
 
-__all__ = ["IndexProject", "IndexUnusable", "check_placeholders", "read_projects"]
+__all__ = ["IndexProject", "check_placeholders", "read_projects"]
 
 # A release of nothing but small sdists holds no library: a placeholder whose setup tells
 # pip users to install from elsewhere (NVIDIA's names reserved before their wheels came).
@@ -84,6 +84,7 @@ def read_projects(index_url: str, requires: Sequence[str], timeout: float = 20.0
             _, body = policy.get(url, _ACCEPT, "cuwheel")
             data = load_json(body, max_bytes=MAX_PAGE)
         except urllib.error.HTTPError as exc:
+            exc.close()  # its body holds the connection's socket
             if exc.code != 404:
                 raise _unusable(index_url, f"HTTP {exc.code} for {url}") from None
             # 404: the index has no such project, so no release satisfies the requirement
@@ -106,10 +107,6 @@ def read_projects(index_url: str, requires: Sequence[str], timeout: float = 20.0
         )
         out[name] = IndexProject(name, files)
     return out
-
-
-class IndexUnusable(InputError):
-    """The index as a whole cannot be used: every wheel of the run would say the same."""
 
 
 def _unusable(index_url: str, problem: str) -> IndexUnusable:

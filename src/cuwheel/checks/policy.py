@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cuwheel._validate import did_you_mean, str_list
-from cuwheel.checks.codes import CODES, Severity, known_prefix
+from cuwheel.checks.codes import CODES, Severity, current_code, known_prefix
 from cuwheel.model.arch import Arch, ArchSpellingError
 
 __all__ = ["CHECK_KEYS", "CheckPolicy", "Waiver", "parse_check_table", "parse_prefixes"]
@@ -103,7 +103,7 @@ def parse_prefixes(values: Sequence[str], where: str, problems: list[str]) -> tu
                 hint = did_you_mean(p, list(CODES))
                 problems.append(f"{where}: {item.strip()!r} is no check code or prefix{hint}")
                 continue
-            out.append(p)
+            out.append(current_code(p))
     return tuple(out)
 
 
@@ -201,5 +201,6 @@ def _waivers(raw: object, where: str, problems: list[str]) -> tuple[Waiver, ...]
         if not known_prefix(code):
             problems.append(f"{w}: {values['code']!r} is no check code or prefix")
             continue
+        code = current_code(code)
         out.append(Waiver(code, str(values["path"]), str(values["reason"]).strip()))
     return tuple(out)

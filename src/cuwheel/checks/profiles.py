@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cuwheel._datafiles import PROFILES
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError, ConfigError
 from cuwheel.knowledge._load import read_data_file, read_meta
@@ -44,7 +45,7 @@ class Profile:
 def _parse(data: Mapping[str, Any]) -> dict[str, Profile]:
     from cuwheel.checks.codes import CODES, Severity
 
-    chk = Checker("profiles.toml")
+    chk = Checker(PROFILES)
     read_meta(data, chk)
     raw = data.get("profile")
     out: dict[str, Profile] = {}
@@ -82,14 +83,14 @@ def _parse(data: Mapping[str, Any]) -> dict[str, Profile]:
 @functools.cache
 def load_profiles() -> dict[str, Profile]:
     """The shipped profiles, validated once; CatalogError when the data is broken."""
-    return _parse(read_data_file("profiles.toml"))
+    return _parse(read_data_file(PROFILES))
 
 
 @functools.cache
 def profile_names() -> frozenset[str]:
     """The shipped profiles' names, read without the check codes their validation needs
     (a row's ``profile`` key is checked at every ``plan``; bench/bench_startup.py)."""
-    raw = read_data_file("profiles.toml").get("profile")
+    raw = read_data_file(PROFILES).get("profile")
     return frozenset(raw) if isinstance(raw, dict) else frozenset()
 
 

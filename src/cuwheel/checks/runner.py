@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from cuwheel.checks.claims import Claim, claim_from_gpus
 from cuwheel.checks.codes import CODES, Severity
@@ -48,7 +48,16 @@ from cuwheel.rules.judge import Rules, judging
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["CHECKS", "CheckOptions", "audit_plan", "check_source", "check_wheel", "check_wheels"]
+__all__ = [
+    "CHECKS",
+    "INDEX_CODES",
+    "CheckOptions",
+    "CheckSpec",
+    "audit_plan",
+    "check_source",
+    "check_wheel",
+    "check_wheels",
+]
 
 Check = Callable[[CheckContext], list[Finding]]
 Progress = Callable[[str, int, int], None]  # cuwheel.read.inspect.Progress
@@ -68,23 +77,39 @@ class CheckOptions(TypedDict, total=False):
     index: str | None
     rules: Rules | None
 
-# One line per check; the name is what JUnit reports as the test case (check x library).
-CHECKS: tuple[tuple[str, Check], ...] = (
-    ("inputs", check_inputs),
-    ("device-code-present", check_has_device_code),
-    ("device-code", check_device_code),
-    ("cpu", check_cpu),
-    ("dependencies", check_dependencies),
-    ("symbol-releases", check_symbol_releases),
-    ("runpaths", check_runpaths),
-    ("driver", check_driver),
-    ("windows", check_windows),
-    ("modules", check_modules),
-    ("ownership", check_ownership),
-    ("machine", check_machine),
-    ("train", check_train),
-    ("platform-tags", check_platform_tags),
+class CheckSpec(NamedTuple):
+    """One check: its name (what JUnit reports as the test case, check x library), the
+    function, and every code it may emit (tests/test_codes.py holds the map against
+    data/codes.toml and against the calls that emit them)."""
+
+    name: str
+    run: Check
+    codes: tuple[str, ...]
+
+
+CHECKS: tuple[CheckSpec, ...] = (
+    CheckSpec("inputs", check_inputs, ("IN001", "IN002")),
+    CheckSpec("device-code-present", check_has_device_code, ("DC004",)),
+    CheckSpec("device-code", check_device_code,
+              ("DC001", "DC002", "DC003", "DC005", "DC006", "DC007", "DC008", "DC009")),
+    CheckSpec("cpu", check_cpu, ("CPU001", "CPU002", "CPU003")),
+    CheckSpec("dependencies", check_dependencies,
+              ("DEP001", "DEP002", "DEP003", "DEP004", "DEP005", "DEP006", "DEP008", "DEP009",
+               "DEP010", "DEP011", "DEP012")),
+    CheckSpec("symbol-releases", check_symbol_releases, ("DEP013",)),
+    CheckSpec("runpaths", check_runpaths, ("RP001", "RP002", "RP003")),
+    CheckSpec("driver", check_driver, ("DRV001", "DRV002", "DRV003", "DRV004")),
+    CheckSpec("windows", check_windows, ("DEP006", "WIN001", "WIN002", "WIN003")),
+    CheckSpec("modules", check_modules, ("MOD001", "MOD002", "MOD003")),
+    CheckSpec("ownership", check_ownership, ("OWN001", "OWN002")),
+    CheckSpec("machine", check_machine, ("TAG001",)),
+    CheckSpec("train", check_train,
+              ("TAG002", "TAG003", "TAG004", "TAG005", "TAG006", "TAG007")),
+    CheckSpec("platform-tags", check_platform_tags,
+              ("TAG008", "TAG009", "TAG010", "TAG011", "TAG012", "TAG013")),
 )
+# findings made from what a package index says (check --index), judged like the others
+INDEX_CODES = ("DEP007",)
 
 
 def _stats(ctx: CheckContext) -> Stats:
@@ -138,10 +163,10 @@ def _check_source(
     ctx = CheckContext(source, plan, policy, local, train_from, claim=claim, audit=audit)
     prof = ctx.profile
     findings: list[Finding] = []
-    checks: list[tuple[str, Check]] = list(CHECKS)
+    checks = list(CHECKS)
     if extra:
-        checks.append(("index", lambda _ctx: list(extra)))
-    for name, check in checks:
+        checks.append(CheckSpec("index", lambda _ctx: list(extra), INDEX_CODES))
+    for name, check, _ in checks:
         for f in check(ctx):
             if not policy.enabled(f.code):
                 continue
@@ -164,7 +189,7 @@ def _check_source(
         ptx=tuple(a.ptx for a in plan.ptx),
         stats=_stats(ctx),
         libraries=tuple(lib.name for lib in ctx.libs),
-        checks=tuple(name for name, _ in checks),
+        checks=tuple(c.name for c in checks),
         findings=tuple(findings),
         fail_on=policy.fail_on,
         notes=tuple(notes) + _audit_notes(ctx),

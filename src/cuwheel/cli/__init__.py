@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from cuwheel import __version__
-from cuwheel.errors import CatalogError, CuwheelError
+from cuwheel.errors import CatalogError, CuwheelError, Exit
 from cuwheel.render.escape import escape
 
 __all__ = ["entry", "main", "main_inner"]
@@ -62,7 +62,7 @@ class _Parser(argparse.ArgumentParser):
         from cuwheel.cli._common import fit_message
 
         line = f"{self.prog}: error: {escape(message)} (see {self.prog} --help)"
-        self.exit(2, fit_message(line, sys.stderr) + "\n")
+        self.exit(Exit.UNUSABLE, fit_message(line, sys.stderr) + "\n")
 
     def unrecognized(self, extra: list[str]) -> NoReturn:
         """The first unknown option (with the nearest option of this command), else the
@@ -283,23 +283,23 @@ def main_inner(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv in (["--version"], ["-V"]):  # no parser to build: a CI loop's first call
         print(f"cuwheel {__version__}")
-        raise SystemExit(0)  # as argparse's version action ends
+        raise SystemExit(Exit.OK)  # as argparse's version action ends
     if argv in ([], ["-h"], ["--help"]):  # the commands' names and help, not their options
         build_parser(names_only=True).print_help()
         if argv:
-            raise SystemExit(0)  # as argparse's help action ends
-        return 0  # bare `cuwheel`: the help, not an error
+            raise SystemExit(Exit.OK)  # as argparse's help action ends
+        return Exit.OK  # bare `cuwheel`: the help, not an error
     argv, first = _hoist(argv)
     # Subcommand modules are named after their command (cuwheel.cli._inspect: inspect).
     only = first if first is not None and f"_{first}" in SUBCOMMANDS else None
     parser = build_parser(only)
     if not argv:  # bare `cuwheel`: the help, not an error
         parser.print_help()
-        return 0
+        return Exit.OK
     args, extra = parser.parse_known_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
-        return 2
+        return Exit.UNUSABLE
     if extra:  # the subcommand's own options, not the top-level ones
         sub = _subparser(parser, args.command)
         own = sub if isinstance(sub, _Parser) else parser
@@ -354,7 +354,7 @@ def _stderr_usable() -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     if not _stderr_usable():
-        return 2  # nothing on stdout: a result whose errors cannot be said would lie
+        return Exit.UNUSABLE  # nothing on stdout: a result whose errors cannot be said would lie
     _safe_streams()
     try:
         return _main_streams(argv)
@@ -369,9 +369,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main_streams(argv: Sequence[str] | None) -> int:
     from cuwheel._signals import Terminated, terminate_cleanly
+    from cuwheel.cli._common import library_notes
 
     try:
-        with terminate_cleanly():  # SIGTERM runs every clean-up (staging, downloads)
+        # SIGTERM runs every clean-up (staging, downloads); renamed codes noted on stderr
+        with terminate_cleanly(), library_notes():
             code = main_inner(argv)
         try:
             if sys.stdout is not None:
@@ -398,20 +400,20 @@ def _main_streams(argv: Sequence[str] | None) -> int:
         return exc.exit_code
     except Terminated as exc:
         print("cuwheel: terminated", file=sys.stderr)
-        return 128 + exc.signum
+        return Exit.signalled(exc.signum)
     except KeyboardInterrupt:
         print("cuwheel: interrupted", file=sys.stderr)
-        return 130
+        return Exit.INTERRUPTED
     except BrokenPipeError:
         _quiet_stdout()
-        return 0
+        return Exit.OK
     except OSError as exc:  # an output stream or file that failed past every other guard
         from cuwheel.cli._common import error
 
         if exc.filename is None:
             _quiet_stdout()
         error(f"{exc.filename or 'output'}: {exc.strerror or exc}")
-        return 2
+        return Exit.UNUSABLE
 
 
 def entry() -> None:
@@ -420,7 +422,7 @@ def entry() -> None:
     the interpreter's exit hooks: those join library threads (a process pool's manager)
     that a second Ctrl-C or a worker killed mid-write can leave waiting."""
     code = main()
-    if code >= 128:  # 130: SIGINT, 128 + N: SIGTERM / SIGHUP (clean-up already run)
+    if code >= Exit.SIGNALLED:  # 130: SIGINT, 128 + N: SIGTERM / SIGHUP (clean-up already run)
         import os
 
         for stream in (sys.stdout, sys.stderr):

@@ -15,7 +15,7 @@ from cuwheel.cli._common import (
     project_config,
     write_output,
 )
-from cuwheel.errors import ConfigError, CuwheelError, InputError
+from cuwheel.errors import ConfigError, CuwheelError, Exit, InputError
 from cuwheel.render import CHECK_FORMATS
 
 if TYPE_CHECKING:
@@ -189,10 +189,10 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.checks.claims import claim_from_archs
     from cuwheel.checks.codes import Severity
     from cuwheel.checks.findings import Unreadable
-    from cuwheel.checks.index import IndexUnusable
     from cuwheel.checks.policy import parse_prefixes
     from cuwheel.checks.rowpick import asked_row
     from cuwheel.cli._progress import progress
+    from cuwheel.errors import IndexUnusable
     from cuwheel.render.check import render, text_block, text_table, unreadable_block
 
     if args.output:
@@ -277,8 +277,8 @@ def _run(args: argparse.Namespace) -> int:
         write_output(args, render(reports, args.format, verbose=args.verbose, width=width,
                                   unreadable=unusable))
     if unusable:
-        return 2
-    return 0 if args.exit_zero or all(r.passed for r in reports) else 1
+        return Exit.UNUSABLE
+    return Exit.OK if args.exit_zero or all(r.passed for r in reports) else Exit.NO
 
 
 # Flags that say opposite things: refused in one line (exit 2), never one silently winning.

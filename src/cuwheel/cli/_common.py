@@ -12,12 +12,14 @@ import contextlib
 import os
 import re
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from cuwheel.errors import CuwheelError
 from cuwheel.render.escape import escape
 
 if TYPE_CHECKING:
+    from cuwheel.compat import Driver, Target
     from cuwheel.config import Config
 
 CONFIG_HELP = (
@@ -26,8 +28,8 @@ CONFIG_HELP = (
 )
 
 __all__ = [
-    "add_output", "color_enabled", "colorize", "error", "expand_targets", "info",
-    "project_config", "text_width", "warn", "write_file", "write_output",
+    "add_output", "asked_targets", "color_enabled", "colorize", "error", "expand_targets",
+    "info", "library_notes", "project_config", "text_width", "warn", "write_file", "write_output",
 ]  # fmt: skip
 
 
@@ -300,3 +302,37 @@ def _paint(word: str, text: str) -> str:
 def colorize(text: str) -> str:
     """Severities and verdicts of an (already escaped) text result in colour."""
     return _WORDS.sub(lambda m: _paint(m[1], m[1]), text)
+
+
+@contextlib.contextmanager
+def library_notes() -> Iterator[None]:
+    """The library's notes to the user (a renamed check code: errors.CodeRenamed) as one
+    warning line each on stderr, whatever the interpreter's warning filters say."""
+    import warnings
+
+    from cuwheel.errors import CodeRenamed
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", CodeRenamed)
+        previous = warnings.showwarning
+
+        def route(message: Warning | str, category: type[Warning], *a: object,
+                  **k: object) -> None:
+            if issubclass(category, CodeRenamed):
+                warn(str(message))
+            else:
+                previous(message, category, *a, **k)  # type: ignore[arg-type]
+
+        warnings.showwarning = route
+        yield
+
+
+def asked_targets(args: argparse.Namespace) -> tuple[Driver | None, list[Target]]:
+    """The ``--driver`` and the GPUs ``--gpu`` and ``--cc`` name (compat and doctor ask
+    alike)."""
+    from cuwheel import compat
+
+    driver = compat.parse_driver(args.driver) if args.driver else None
+    targets = [t for name in args.gpu for t in compat.targets_for_gpu(name, driver)]
+    targets += [compat.target_for_cc(cc, driver) for cc in args.cc]
+    return driver, targets

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from cuwheel.cli._common import (
     add_output,
+    asked_targets,
     check_output_path,
     error,
     text_width,
     write_file,
     write_output,
 )
+from cuwheel.errors import Exit
 from cuwheel.render.escape import dumps
 
 if TYPE_CHECKING:
@@ -106,12 +108,7 @@ def register(subparsers: Any) -> None:
 def _targets(args: argparse.Namespace) -> list[compat.Target]:
     from cuwheel import compat
 
-    driver = compat.parse_driver(args.driver) if args.driver else None
-    targets: list[compat.Target] = []
-    for name in args.gpu:
-        targets.extend(compat.targets_for_gpu(name, driver))
-    for cc in args.cc:
-        targets.append(compat.target_for_cc(cc, driver))
+    driver, targets = asked_targets(args)
     if args.local:
         from cuwheel.compat.localgpu import detect
 
@@ -208,8 +205,8 @@ def _run(args: argparse.Namespace) -> int:
         else:
             write_output(args, matrix_text(m, text_width(sys.stdout)))
         if not all(m.row_runs(i) for i in range(len(m.targets))):
-            return 1
-        return 2 if inventory.problems or damaged else 0
+            return Exit.NO
+        return Exit.UNUSABLE if inventory.problems or damaged else Exit.OK
     cuda = _cuda_version(args.cuda)
     reports = [compat.evaluate(inventory, t, strict=args.strict, cuda=cuda) for t in targets]
     if args.format == "json":

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cuwheel.errors import Exit
+
 __all__ = ["register"]
 
 SHELLS = ("bash", "zsh", "fish", "powershell")
@@ -246,4 +248,4 @@ def _run(args: argparse.Namespace) -> int:
     import sys
 
     sys.stdout.write(script(args.shell))
-    return 0
+    return Exit.OK

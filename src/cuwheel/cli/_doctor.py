@@ -9,7 +9,8 @@ import shutil
 import sys
 from typing import Any
 
-from cuwheel.cli._common import add_output, check_output_path, info, write_output
+from cuwheel.cli._common import add_output, asked_targets, check_output_path, info, write_output
+from cuwheel.errors import Exit
 
 __all__ = ["register", "targets_of", "text_width"]
 
@@ -61,14 +62,8 @@ def text_width() -> int:
 
 def targets_of(args: argparse.Namespace) -> list[Any]:
     """The GPUs + driver asked about (--gpu, --cc, --driver), else this machine's."""
-    from cuwheel import compat
 
-    driver = compat.parse_driver(args.driver) if args.driver else None
-    targets: list[compat.Target] = []
-    for name in args.gpu:
-        targets.extend(compat.targets_for_gpu(name, driver))
-    for cc in args.cc:
-        targets.append(compat.target_for_cc(cc, driver))
+    driver, targets = asked_targets(args)
     if targets:
         return targets
     from cuwheel.compat.localgpu import detect
@@ -119,8 +114,10 @@ def _run(args: argparse.Namespace) -> int:
         head = "" if text is None else escape_lines([*diagnosis_lines(text, width, blames), ""])
         write_output(args, head + doctor_text(diagnosis, verbose=args.verbose, width=width))
     errors = [f for t in diagnosis.targets for r in t.distributions for f in r.findings]
-    if any(f.severity == "error" for f in [*errors, *diagnosis.loader_findings]):
-        return 1
+    from cuwheel.checks.codes import Severity
+
+    if any(f.severity is Severity.ERROR for f in [*errors, *diagnosis.loader_findings]):
+        return Exit.NO
     # the roll-up's exit codes (docs/compat.md#wheel-verdicts): runs 0, unknown 2, runs
     # except 3, depends on dispatch 4
     from cuwheel.rules.rollup import WheelState

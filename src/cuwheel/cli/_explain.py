@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuwheel.cli._common import add_output, write_output
 from cuwheel.cli._doctor import targets_of, text_width
+from cuwheel.errors import Exit
 
 if TYPE_CHECKING:
     from cuwheel.checks.codes import Code
@@ -139,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
             b = diagnosis_lines(texts[b], width, blames[b] if env is not None else None)
         lines += ([""] if lines else []) + b
     write_output(args, escape_lines(lines))
-    return 0
+    return Exit.OK
 
 
 def _code_block(q: str, found: list[Code], chosen: dict[str, Code]) -> list[str]:
@@ -164,7 +165,7 @@ def _json(args: argparse.Namespace, chosen: dict[str, Code], texts: list[Any],
     errors = [diagnosis_json(td, blames[i] if blames is not None else None)
               for i, td in enumerate(texts)]
     write_output(args, to_json(list(chosen.values()), errors))
-    return 0
+    return Exit.OK
 
 
 EXAMPLES = """\

@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cuwheel.cli._common import add_output, check_output_path, write_output
+from cuwheel.errors import Exit
 from cuwheel.render.escape import dumps, escape_lines
 
 if TYPE_CHECKING:
@@ -80,12 +81,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.format == "json":
         doc = {**envelope("gpus"), "query": query, "gpus": [_as_json(m) for m in matches]}
         write_output(args, dumps(doc, indent=2) + "\n")
-        return 0 if matches else 1
+        return Exit.OK if matches else Exit.NO
     if not matches:
         from cuwheel.knowledge.catalog import gpu_hint
 
         write_output(args, f"no GPU matches {query!r}{gpu_hint(query)}\n")
-        return 1
+        return Exit.NO
     lines: list[str] = []
     for m in matches:
         g = m.gpu
@@ -100,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
         if g.note:
             lines.append(f"    note: {g.note}")
     write_output(args, escape_lines(lines))
-    return 0
+    return Exit.OK
 
 
 EXAMPLES = """\

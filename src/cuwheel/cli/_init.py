@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cuwheel.cli._common import write_file
-from cuwheel.errors import ConfigError, CuwheelError
+from cuwheel.errors import ConfigError, CuwheelError, Exit
 from cuwheel.render.escape import escape
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def _run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     if args.output == "-":
         sys.stdout.write(text)
-        return 0
+        return Exit.OK
     if args.pyproject:
         return _append(Path(args.output or "pyproject.toml"), text)
     if args.output is None and not args.force:
@@ -124,7 +124,7 @@ def _write(path: Path, text: str, force: bool) -> int:
     # never through a link: --force replaces the project's file, not one it points at
     write_file(os.fspath(path), text, "", links=False)
     print(f"wrote {_where(path)}: {_rows(text)}; plan and check find it here and below")
-    return 0
+    return Exit.OK
 
 
 def _append(path: Path, table: str) -> int:
@@ -145,7 +145,7 @@ def _append(path: Path, table: str) -> int:
     combined = append_table(existing, table, _where(path))
     write_file(os.fspath(path), combined, "", links=False)  # whole, renamed into place
     print(f"appended [tool.cuwheel] to {_where(path)}: {_rows(table)}")
-    return 0
+    return Exit.OK
 
 
 def _rows(text: str) -> str:

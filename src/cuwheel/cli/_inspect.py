@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, error, warn, write_output
+from cuwheel.errors import Exit
 
 __all__ = ["register"]
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             warn(f"{b.path}: {a}")
     # Something could not be read (a file, or a structure of one), or nothing was there:
     # the inventory is incomplete, exit 2 as for an unreadable file.
-    return 2 if inv.problems or damaged or empty else 0
+    return Exit.UNUSABLE if inv.problems or damaged or empty else Exit.OK
 
 
 EXAMPLES = """\

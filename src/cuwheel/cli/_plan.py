@@ -14,7 +14,7 @@ from cuwheel.cli._common import (
     warn,
     write_output,
 )
-from cuwheel.errors import ConfigError
+from cuwheel.errors import ConfigError, Exit
 from cuwheel.render.escape import dumps
 
 __all__ = ["register"]
@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
         if not args.quiet:
             info(f"rows from {config.source}")
         write_output(args, dumps(result, separators=(",", ":")) + "\n")
-        return 0
+        return Exit.OK
     plan = select_plan(
         config.rows,
         train=_single(args.train, "--train"),
@@ -137,4 +137,4 @@ def _run(args: argparse.Namespace) -> int:
         _warn([f"{p} (left out)" for p in problems])
         text = "\n".join(emit.sh_lines(lines) if args.format == "sh" else lines)
     write_output(args, text + "\n")
-    return 0
+    return Exit.OK

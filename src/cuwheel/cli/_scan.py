@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from cuwheel.errors import Exit
+
 __all__ = ["register"]
 
 
@@ -188,13 +190,13 @@ def run(args: argparse.Namespace) -> int:
             elif not args.quiet:
                 write(summary, args.summary, sys.stdout)
     if res.unreadable or missing:
-        return 2
+        return Exit.UNUSABLE
     if failed:
         # As check exits 1 on a failing wheel: a CI gate on a scan needs no summary parsing.
         print(f"cuwheel scan: {failed} wheel(s) fail their audit"
               + (" (--exit-zero: exit 0)" if args.exit_zero else ""), file=sys.stderr)
-        return 0 if args.exit_zero else 1
-    return 0
+        return Exit.OK if args.exit_zero else Exit.NO
+    return Exit.OK
 
 
 def _failed(record: Any) -> bool:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, error, write_output
+from cuwheel.errors import Exit
 
 __all__ = ["register"]
 
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in inv.problems:
         error(str(problem))
     if inv.problems:
-        return 2
+        return Exit.UNUSABLE
     measured = measure(inv, scenarios=scenarios, budget=args.budget << 20)
     ledgers = ledger(inv, measured)
     estimates = [  # one source at a time: the GPUs each choice gives up are per wheel
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         write_output(args, render.size_html(ledgers, estimates))
     else:
         write_output(args, render.size_text(ledgers, estimates))
-    return 0
+    return Exit.OK
 
 
 EXAMPLES = """\

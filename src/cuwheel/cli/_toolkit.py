@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, write_file, write_output
-from cuwheel.errors import ToolkitError
+from cuwheel.errors import Exit, ToolkitError
 from cuwheel.render.escape import dumps, escape
 
 __all__ = ["register"]
@@ -161,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
     from cuwheel.plan.emit import sh_lines
     from cuwheel.render.envelope import envelope
     from cuwheel.toolkit import Cache, env_lines, install, resolve
-    from cuwheel.toolkit.assemble import NEWEST_MAX_AGE
+    from cuwheel.toolkit.resolve import NEWEST_MAX_AGE
 
     if args.output:
         check_output_path(args.output)
@@ -232,4 +232,4 @@ def _run(args: argparse.Namespace) -> int:
         write_output(args, dumps(doc, indent=2) + "\n")
     else:
         write_output(args, "\n".join(sh_lines(lines) if args.format == "sh" else lines) + "\n")
-    return 0
+    return Exit.OK

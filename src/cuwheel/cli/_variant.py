@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from cuwheel.cli._common import add_output, check_output_path, error, write_output
+from cuwheel.errors import Exit
 
 __all__ = ["register"]
 
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in inv.problems:
         error(str(problem))
     if inv.problems:
-        return 2
+        return Exit.UNUSABLE
     items = []
     failed = False
     for s in inv.sources:
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         write_output(args, items[0][3] if items else "")
     else:
         write_output(args, variant_text(items))
-    return 1 if failed else 0
+    return Exit.NO if failed else Exit.OK
 
 
 EXAMPLES = """\

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from cuwheel.doctor.diagnose import (
         Diagnosis,
         DistributionReport,
-        Finding,
         Status,
         TargetDiagnosis,
         diagnose,
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from cuwheel.doctor.loader import SearchContext
 
 _WHERE = {
-    "Diagnosis": "diagnose", "DistributionReport": "diagnose", "Finding": "diagnose",
+    "Diagnosis": "diagnose", "DistributionReport": "diagnose",
     "Status": "diagnose", "TargetDiagnosis": "diagnose", "diagnose": "diagnose",
     "Distribution": "environment", "Environment": "environment",
     "read_environment": "environment",
@@ -51,7 +50,6 @@ __all__ = [
     "DistributionReport",
     "Environment",
     "Fact",
-    "Finding",
     "LdCache",
     "SearchContext",
     "Status",

@@ -10,6 +10,7 @@ import fnmatch
 import functools
 from dataclasses import dataclass
 
+from cuwheel._datafiles import LOADERS
 from cuwheel._validate import Checker, TableList
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge.loaders import Variants, parse_variants
@@ -24,7 +25,7 @@ __all__ = [
     "conventions",
 ]
 
-DATA_FILE = "loaders.toml"
+DATA_FILE = LOADERS
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from cuwheel.checks.codes import CODES
+from cuwheel.checks.codes import CODES, Severity
+from cuwheel.checks.findings import Finding
 from cuwheel.compat import LibraryVerdict, Target, Verdict, evaluate
 from cuwheel.doctor.environment import Distribution, Environment, with_kernel_names
 from cuwheel.doctor.loader import (
@@ -32,7 +33,6 @@ __all__ = [
     "NO_KERNEL_IMAGE",
     "Diagnosis",
     "DistributionReport",
-    "Finding",
     "Status",
     "TargetDiagnosis",
     "diagnose",
@@ -66,21 +66,20 @@ class Status:
     RUNS_EXCEPT = WheelState.RUNS_EXCEPT.value
     DEPENDS = WheelState.DEPENDS.value
     RUNS = WheelState.RUNS.value
-    ORDER = (DOES_NOT_RUN, UNKNOWN, RUNS_EXCEPT, DEPENDS, RUNS)
+    ORDER = tuple(s.value for s in WheelState.worst_first() if s is not WheelState.NOTHING)
 
 
-@dataclass(frozen=True)
-class Finding:
-    code: str
-    distribution: str | None
-    library: str | None  # path of the binary concerned
-    message: str
-    error_text: str | None = None  # the error its use raises, as the user will see it
-    fix: str | None = None
+# every code diagnose may emit, its loader's and torch ABI findings included
+# (tests/test_codes.py holds it against codes.toml)
+CODES_EMITTED = ("ENV001", "ENV002", "ENV003", "ENV004", "ENV005", "ENV006", "ENV007",
+                 "ENV008", "ENV009", "ENV010")
 
-    @property
-    def severity(self) -> str:
-        return str(CODES[self.code].severity)
+
+def _finding(code: str, distribution: str | None, library: str | None, message: str,
+             error_text: str | None = None, fix: str | None = None) -> Finding:
+    """A doctor finding: its severity is the code's (data/codes.toml)."""
+    return Finding(code, CODES[code].severity, message, library, check="doctor",
+                   distribution=distribution, error_text=error_text, fix=fix)
 
 
 @dataclass(frozen=True)
@@ -148,19 +147,10 @@ def _entries(env: Environment, environ: dict[str, str]) -> list[str]:
     return out
 
 
-_FIX = {
-    "ENV004": "install the wheel that ships it, or fix the run path (cuwheel check: RP001)",
-    "ENV005": "install builds of one CUDA major",
-    "ENV006": "remove the system toolkit's directory from LD_LIBRARY_PATH for this environment",
-    "ENV007": "make the loader find the matching copy (LD_LIBRARY_PATH, upgrade the wheel)",
-    "ENV010": "install the wheel that ships it if the feature is needed",
-}
-
-
 def _conflict_finding(c: Conflict, env: Environment) -> Finding:
     owner = env.owner(c.by) if c.by and os.path.isabs(c.by) else None
-    return Finding(c.code, owner.label if owner else None, c.by, c.message, c.error_text,
-                   _FIX.get(c.code))
+    return _finding(c.code, owner.label if owner else None, c.by, c.message, c.error_text,
+                    CODES[c.code].fix)
 
 
 def _library_findings(dist: Distribution, lv: LibraryVerdict, target: Target) -> list[Finding]:
@@ -168,25 +158,24 @@ def _library_findings(dist: Distribution, lv: LibraryVerdict, target: Target) ->
     if lv.specialised or v.runs or v is Verdict.HOST:
         return []
     if v is Verdict.DRIVER and lv.runtime is not None and lv.runtime.ok is False:
-        floor = lv.runtime.floor
-        fix = (f"a driver >= {floor}" if floor else f"a CUDA {lv.runtime.major} driver") + (
-            f", or the cuda-compat package of CUDA {lv.runtime.major} where NVIDIA's forward "
-            "compatibility supports the GPU (data-centre GPUs)")
-        return [Finding("ENV002", dist.label, lv.path, lv.reason, INSUFFICIENT_DRIVER, fix)]
+        floor, major = lv.runtime.floor, lv.runtime.major
+        driver = f"a driver >= {floor}" if floor else f"a CUDA {major} driver"
+        return [_finding("ENV002", dist.label, lv.path, lv.reason, INSUFFICIENT_DRIVER,
+                         CODES["ENV002"].fix_text(driver=driver, major=major))]
     if v is Verdict.DRIVER:
-        return [Finding("ENV003", dist.label, lv.path, lv.reason, UNSUPPORTED_PTX,
-                        "a newer driver (the release named), or a build with SASS for the GPU")]
+        return [_finding("ENV003", dist.label, lv.path, lv.reason, UNSUPPORTED_PTX,
+                         CODES["ENV003"].fix_text())]
     if v in (Verdict.NO_CODE, Verdict.PARTIAL):
-        return [Finding("ENV001", dist.label, lv.path, lv.reason, NO_KERNEL_IMAGE,
-                        f"a build whose architecture list includes {target.arch.sass}")]
-    return [Finding("ENV001", dist.label, lv.path, lv.reason, None, None)]  # wrong platform
+        return [_finding("ENV001", dist.label, lv.path, lv.reason, NO_KERNEL_IMAGE,
+                         CODES["ENV001"].fix_text(sass=target.arch.sass))]
+    return [_finding("ENV001", dist.label, lv.path, lv.reason)]  # wrong platform
 
 
 def _status(state: WheelState, findings: Sequence[Finding], problems: Sequence[str]) -> str:
     """The roll-up's state for the code that loads, made worse by what the loader finds:
     an error (a library not found, no variant) stops the import."""
     states = [state]
-    if any(f.severity == "error" and f.code not in _DEVICE for f in findings):
+    if any(f.severity is Severity.ERROR and f.code not in _DEVICE for f in findings):
         states.append(WheelState.DOES_NOT_RUN)
     elif any(f.code not in _DEVICE for f in findings):
         states.append(WheelState.RUNS_EXCEPT)
@@ -246,7 +235,8 @@ def _diagnose(
     process = simulate(env, _entries(env, environ), ctx,
                        reader if callable(reader) else read_file_binary)  # fmt: skip
     loader = tuple(_conflict_finding(c, env) for c in process.conflicts)
-    torch = {d.label: [Finding("ENV009", d.label, lib, msg, text, fix)
+    torch = {d.label: [_finding("ENV009", d.label, lib, msg, text,
+                                fix or CODES["ENV009"].fix_text())
                        for lib, msg, text, fix in torch_abi_findings(d, env)]
              for d in env.distributions}
     out = []
@@ -260,12 +250,12 @@ def _diagnose(
                 continue
             findings: list[Finding] = []
             if dv.variants is not None and dv.variants.selected is None:
-                findings.append(Finding("ENV008", d.label, None, dv.variants.why, None,
-                                        "install the build for the selected CUDA"))  # fmt: skip
+                findings.append(_finding("ENV008", d.label, None, dv.variants.why, None,
+                                         CODES["ENV008"].fix_text()))  # fmt: skip
             for lv in dv.culprits:
                 findings += _library_findings(d, lv, target)
             findings += mine
-            findings.sort(key=lambda f: (f.severity != "error", f.code))
+            findings.sort(key=lambda f: (-f.severity, f.code))
             problems = tuple(str(p) for p in d.problems)
             status = _status(dv.state, findings, problems)
             doubt = [lv for lv in dv.libraries if lv.verdict is Verdict.DEPENDS]

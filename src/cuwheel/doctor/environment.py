@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from cuwheel._paths import decode_text, read_untrusted
+from cuwheel._text import normalized_name as _norm
 from cuwheel.model.inventory import Binary, Problem
 from cuwheel.read.sources.installed import distributions, site_dirs
 
@@ -24,10 +25,6 @@ _TORCH_VERSION = re.compile(r"^__version__\s*(?::[^=\n]*)?=\s*['\"]([^'\"]{1,64}
 
 
 MAX_VERSION_PY = 1 << 20  # torch/version.py is about 400 bytes
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass(frozen=True)

@@ -270,7 +270,8 @@ def _archs(line: str) -> Iterator[Fact]:
 
 def _train(tag: str) -> str | None:
     """``cu121`` -> ``12.1`` by the one train parser; None for ``cpu`` and the rest."""
-    from cuwheel.model.train import TrainSpellingError, parse_train_name
+    from cuwheel.errors import TrainSpellingError
+    from cuwheel.model.train import parse_train_name
 
     if not tag.lower().startswith("cu"):
         return None

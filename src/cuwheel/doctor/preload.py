@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._paths import read_untrusted
 from cuwheel.doctor.environment import Environment
+from cuwheel.errors import JsonError
 
 __all__ = ["MAX_LIST", "MAX_PATTERN", "compile_pattern", "preload_list"]
 

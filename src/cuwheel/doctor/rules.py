@@ -11,13 +11,14 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cuwheel._datafiles import ERRORS
 from cuwheel._validate import Checker, TableList
 from cuwheel.doctor.facts import KINDS, Fact
 from cuwheel.errors import CatalogError
 
 __all__ = ["Clause", "Rule", "load_rules"]
 
-DATA_FILE = "errors.toml"
+DATA_FILE = ERRORS
 
 
 @dataclass(frozen=True)

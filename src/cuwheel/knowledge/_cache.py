@@ -33,6 +33,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from cuwheel._datafiles import os_path
+
 # The C modules, not pickle/hashlib: their Python layers cost more to import than the
 # cache saves (a one-file inspect counts every millisecond; bench/bench_startup.py).
 try:
@@ -163,7 +165,7 @@ def _key(data_files: Iterable[str]) -> str | None:
     h = blake2b(f"{version}\0{sys.version}\0{_PROTOCOL}\0".encode(), digest_size=32)
     try:
         for name in sorted(data_files):
-            h.update(name.encode() + b"\0" + _read_bytes(os.path.join(_ROOT, "data", name)))
+            h.update(name.encode() + b"\0" + _read_bytes(os_path(_ROOT, name)))
         for pkg in _PACKAGES:
             folder = os.path.join(_ROOT, pkg)
             sources = sorted(n for n in os.listdir(folder) if n.endswith(".py"))

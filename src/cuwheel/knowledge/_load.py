@@ -40,11 +40,10 @@ class DataSource:
 
 def read_data_file(name: str) -> dict[str, Any]:
     """A data file shipped in ``cuwheel/data``, parsed; CatalogError when it is no TOML."""
-    from importlib import resources  # here: a catalog from the cache needs neither
-
+    from cuwheel._datafiles import data_path  # here: a catalog from the cache needs neither
     from cuwheel._toml import tomllib
 
-    text = resources.files("cuwheel").joinpath("data").joinpath(name).read_text(encoding="utf-8")
+    text = data_path(name).read_text(encoding="utf-8")
     try:
         data: dict[str, Any] = tomllib.loads(text)
         return data

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._datafiles import CONSUMERS, GPUS, PACKAGES, PLATFORMS
+from cuwheel._datafiles import CUDA as CUDA_FILE
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError, UnknownName
 from cuwheel.knowledge._cache import cached
@@ -93,7 +95,10 @@ __all__ = [
     "torch_consumer",
 ]
 
-DATA_FILES = ("gpus.toml", "cuda.toml", "packages.toml", "consumers.toml", "platforms.toml")
+DATA_FILES = (
+    GPUS, CUDA_FILE, PACKAGES, CONSUMERS,
+    PLATFORMS,
+)  # fmt: skip
 
 
 def _base(name: str) -> str:
@@ -113,7 +118,6 @@ class Catalog:
     components: tuple[Component, ...]
     driver_linux: tuple[str, ...]
     driver_windows: tuple[str, ...]
-    not_driver: tuple[str, ...]
     torch: tuple[TorchConsumer, ...]
     cmake: CMakeConsumer
     meta: tuple[DataSource, ...]
@@ -238,8 +242,6 @@ class Catalog:
     def is_driver_library(self, name: str) -> bool:
         """Whether ``name`` is provided by the NVIDIA driver (never declare or bundle it)."""
         base = _base(name)
-        if any(match_lib(base, p) for p in self.not_driver):
-            return False
         return any(match_lib(base, p) for p in self.driver_linux + self.driver_windows)
 
     def is_cuda_library(self, name: str, os: str | None = None, *, driver: bool = False) -> bool:
@@ -284,21 +286,23 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
     :data:`DATA_FILES`) and freeze them; raises CatalogError listing every problem."""
     problems: list[str] = []
     chks = {n: Checker(n) for n in DATA_FILES}
-    gpus, gmeta = load_gpus(tables["gpus.toml"], chks["gpus.toml"])
-    rels, compat, renames, unreleased, cmeta = load_cuda(tables["cuda.toml"], chks["cuda.toml"])
+    gpus, gmeta = load_gpus(tables[GPUS], chks[GPUS])
+    rels, compat, renames, unreleased, cmeta = load_cuda(
+        tables[CUDA_FILE], chks[CUDA_FILE]
+    )
     platforms: tuple[Platform, ...] = ()
     try:
-        platforms = build_platforms(tables["platforms.toml"]).rows
+        platforms = build_platforms(tables[PLATFORMS]).rows
     except CatalogError as exc:
         problems.extend(exc.problems)
-    comps, drv_l, drv_w, not_drv, pmeta = load_packages(
-        tables["packages.toml"], chks["packages.toml"]
+    comps, drv_l, drv_w, pmeta = load_packages(
+        tables[PACKAGES], chks[PACKAGES]
     )
-    fwd = load_forward_compat(tables["cuda.toml"], chks["cuda.toml"], SEGMENTS)
-    codecs = load_codec_gates(tables["cuda.toml"], chks["cuda.toml"], rels)
-    torch, cmake, tmeta = load_consumers(tables["consumers.toml"], chks["consumers.toml"])
-    carriers = load_carriers(tables["packages.toml"], chks["packages.toml"], comps)
-    pkg_libs = load_package_libraries(tables["packages.toml"], chks["packages.toml"])
+    fwd = load_forward_compat(tables[CUDA_FILE], chks[CUDA_FILE], SEGMENTS)
+    codecs = load_codec_gates(tables[CUDA_FILE], chks[CUDA_FILE], rels)
+    torch, cmake, tmeta = load_consumers(tables[CONSUMERS], chks[CONSUMERS])
+    carriers = load_carriers(tables[PACKAGES], chks[PACKAGES], comps)
+    pkg_libs = load_package_libraries(tables[PACKAGES], chks[PACKAGES])
     for chk in chks.values():
         problems.extend(chk.problems)
     known = {g.arch for g in gpus}
@@ -318,7 +322,7 @@ def build_catalog(tables: Mapping[str, Mapping[str, Any]]) -> Catalog:
         raise CatalogError(problems)
     metas = tuple(m for m in (gmeta, cmeta, pmeta, tmeta) if m is not None)
     return Catalog(
-        gpus, rels, compat, renames, platforms, unreleased, comps, drv_l, drv_w, not_drv,
+        gpus, rels, compat, renames, platforms, unreleased, comps, drv_l, drv_w,
         torch, cmake, metas, carriers, pkg_libs, fwd, codecs,
     )  # fmt: skip
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from cuwheel._datafiles import HOST_ISA
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, tables
@@ -25,8 +26,8 @@ class HostIsa:
 
 @functools.lru_cache(maxsize=1)
 def load_host_isa() -> tuple[DataSource | None, dict[str, HostIsa]]:
-    data = read_data_file("host_isa.toml")
-    chk = Checker("host_isa.toml")
+    data = read_data_file(HOST_ISA)
+    chk = Checker(HOST_ISA)
     meta = read_meta(data, chk)
     out: dict[str, HostIsa] = {}
     for i, raw in enumerate(tables(data, "isa", chk)):

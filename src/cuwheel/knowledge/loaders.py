@@ -15,11 +15,12 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from cuwheel._datafiles import LOADERS
 from cuwheel._validate import Checker
 
 __all__ = ["RULES", "Variants", "parse_variants", "select_variant", "variants_for"]
 
-DATA_FILE = "loaders.toml"
+DATA_FILE = LOADERS
 # How a package picks among its variants for a process with CUDA X.Y:
 #   nearest: the exact one, else the highest of the same major below it, else the lowest
 #            of the same major above it (minor-version compatibility);

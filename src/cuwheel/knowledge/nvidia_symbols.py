@@ -30,6 +30,7 @@ from typing import Any
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from cuwheel._datafiles import NVIDIA_SYMBOLS
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge._load import DataSource, each_table, read_data_file, read_meta
@@ -46,7 +47,7 @@ __all__ = [
     "release_suffix",
 ]
 
-DATA_FILE = "nvidia_symbols.toml"
+DATA_FILE = NVIDIA_SYMBOLS
 _OS = frozenset({"linux", "windows"})
 _WHEEL = re.compile(r"(\S+\.whl) sha256:([0-9a-f]{64})")
 # A release in a symbol's name: __nvJitLinkAddData_12_4, __cufftXtSetJITCallback_12_7.

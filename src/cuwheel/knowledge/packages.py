@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._datafiles import PACKAGES
 from cuwheel._validate import Checker
 from cuwheel.knowledge._load import DataSource, each_table, read_meta, source_mark, tables
 from cuwheel.knowledge.platforms import OSES
@@ -77,7 +78,7 @@ def load_packages(
     data: Mapping[str, Any],
     chk: Checker,
 ) -> tuple[
-    tuple[Component, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], DataSource | None
+    tuple[Component, ...], tuple[str, ...], tuple[str, ...], DataSource | None
 ]:
     meta = read_meta(data, chk)
     majors: dict[int, dict[str, Any]] = {}
@@ -142,17 +143,16 @@ def load_packages(
         data.get("driver"),
         "[driver]",
         {"linux": list, "windows": list},
-        {"windows_unverified": list, "not_driver": list, "source": str, "note": str,
+        {"windows_unverified": list, "source": str, "note": str,
          "stand_in_packages": list, "stand_in_extras": list, "exports": dict},
     )
-    not_driver = tuple(d.get("not_driver", []))
     linux = tuple(d.get("linux", []))
     windows = tuple(d.get("windows", [])) + tuple(d.get("windows_unverified", []))
     for c in components:
         for lib in c.linux + c.windows:
             if any(match_lib(lib, p) for p in linux + windows):
                 chk.problem(f"component {c.major}/{c.name}", f"{lib} matches a driver library")
-    return tuple(components), linux, windows, not_driver, meta
+    return tuple(components), linux, windows, meta
 
 
 @dataclass(frozen=True)
@@ -315,8 +315,8 @@ def load_driver_stand_ins() -> DriverStandIns:
     from cuwheel.errors import CatalogError
     from cuwheel.knowledge._load import read_data_file
 
-    chk = Checker("packages.toml")
-    data = read_data_file("packages.toml").get("driver")
+    chk = Checker(PACKAGES)
+    data = read_data_file(PACKAGES).get("driver")
     d: dict[str, Any] = data if isinstance(data, dict) else {}
     if not isinstance(data, dict):
         chk.problem("[driver]", "expected a table")

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._datafiles import PLATFORMS
 from cuwheel._validate import Checker, TableList, did_you_mean
 from cuwheel.errors import CatalogError, UnknownName
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, tables
@@ -36,7 +37,7 @@ __all__ = [
     "platform_record",
 ]
 
-DATA_FILE = "platforms.toml"
+DATA_FILE = PLATFORMS
 OSES = ("linux", "windows")
 BINARY_FORMATS = ("elf", "pe")
 MARKER_KEYS = ("sys_platform", "platform_system", "platform_machine", "os_name")

@@ -1,7 +1,7 @@
 """What a Linux platform tag promises (``data/manylinux.toml``) and CPython's stable ABI
 (``data/stable_abi.toml``).
 
-manylinux.toml is auditwheel's policy data, copied by ``tests/data/gen_tag_data.py`` and
+manylinux.toml is auditwheel's policy data, copied by ``tools/gen_tag_data.py`` and
 checked against the installed auditwheel by the tests: per policy (``manylinux_2_28``,
 alias ``manylinux2014`` ...), per architecture, the symbol versions (``GLIBC_2.28``,
 ``GLIBCXX_3.4.24``, ``CXXABI_1.3.11``, ``GCC_7.0.0`` ...) a wheel of that tag may require.
@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._datafiles import MANYLINUX, STABLE_ABI
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, tables
@@ -122,7 +123,7 @@ def _libc_of(name: str) -> tuple[str, tuple[int, int]] | None:
 
 
 def build_tag_policies(data: Mapping[str, Any]) -> TagPolicies:
-    chk = Checker("manylinux.toml")
+    chk = Checker(MANYLINUX)
     meta = read_meta(data, chk)
     out: list[TagPolicy] = []
     raws = [r for r in tables(data, "policy", chk) if isinstance(r, dict)]
@@ -176,14 +177,14 @@ def build_tag_policies(data: Mapping[str, Any]) -> TagPolicies:
 @functools.cache
 def load_tag_policies() -> TagPolicies:
     """The shipped ``manylinux.toml``, read and validated once."""
-    return build_tag_policies(read_data_file("manylinux.toml"))
+    return build_tag_policies(read_data_file(MANYLINUX))
 
 
 @functools.cache
 def load_stable_abi() -> Mapping[str, tuple[int, int]]:
     """Stable-ABI symbol -> the Python version that added it (``(3, 10)``)."""
-    data = read_data_file("stable_abi.toml")
-    chk = Checker("stable_abi.toml")
+    data = read_data_file(STABLE_ABI)
+    chk = Checker(STABLE_ABI)
     read_meta(data, chk)
     out: dict[str, tuple[int, int]] = {}
     symbols = data.get("symbols")

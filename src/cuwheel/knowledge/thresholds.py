@@ -9,13 +9,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._datafiles import THRESHOLDS
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta
 
 __all__ = ["DATA_FILE", "Thresholds", "build_thresholds", "load_thresholds"]
 
-DATA_FILE = "thresholds.toml"
+DATA_FILE = THRESHOLDS
 
 
 @dataclass(frozen=True)

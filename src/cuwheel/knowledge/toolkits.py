@@ -17,11 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from cuwheel._datafiles import TOOLKITS
 from cuwheel._validate import Checker, did_you_mean
-from cuwheel.errors import CatalogError, UnknownName
+from cuwheel.errors import CatalogError, TrainSpellingError, UnknownName
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, source_mark, tables
 from cuwheel.knowledge.platforms import Platform, load_platforms
-from cuwheel.model.train import TrainSpellingError, parse_train_name
+from cuwheel.model.train import parse_train_name
 
 __all__ = [
     "DATA_FILE",
@@ -35,7 +36,7 @@ __all__ = [
     "release_key",
 ]
 
-DATA_FILE = "toolkits.toml"
+DATA_FILE = TOOLKITS
 SETS = ("build", "runtime")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _DIST = re.compile(r"[a-z0-9][a-z0-9-]*[a-z0-9]")

@@ -16,12 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._datafiles import TORCH_ARCHS
 from cuwheel._validate import Checker
-from cuwheel.errors import ArchSpellingError, CatalogError
+from cuwheel.errors import ArchSpellingError, CatalogError, TrainSpellingError
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, source_mark, tables
 from cuwheel.model.arch import Arch, ArchSpec, parse_torch_arch_list
-from cuwheel.model.train import TrainSpellingError, parse_train_name
+from cuwheel.model.train import parse_train_name
 
 __all__ = [
     "DATA_FILE",
@@ -32,7 +33,7 @@ __all__ = [
     "torch_arch_list",
 ]
 
-DATA_FILE = "torch_archs.toml"
+DATA_FILE = TORCH_ARCHS
 _SERIES = re.compile(r"\d+\.\d+")
 # A torch version as pip spells it: 2.7.1, 2.7.1+cu128, 2.8.0.post1, 2.10.0rc3+cu130.
 # ASCII, every part bounded: the version comes from a wheel's requirements or build record

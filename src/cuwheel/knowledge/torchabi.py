@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuwheel._datafiles import TORCH_ABI, TORCH_ABI_BIN, data_path
 from cuwheel._validate import Checker
 from cuwheel.errors import CatalogError
 from cuwheel.knowledge._load import DataSource, read_data_file, read_meta, tables
@@ -48,8 +49,8 @@ __all__ = [
     "torch_releases_defining",
 ]
 
-DATA_FILE = "torch_abi.toml"
-BIN_FILE = "torch_abi.bin"
+DATA_FILE = TORCH_ABI
+BIN_FILE = TORCH_ABI_BIN
 MAGIC = b"CWTABI1\n"
 HASH_BITS = 48
 BUCKET_BITS = 16
@@ -205,9 +206,7 @@ def build_torch_abi(data: Mapping[str, Any], blob: bytes, file: str = DATA_FILE)
 @functools.cache
 def load_torch_abi() -> TorchAbi:
     """The shipped tables, read once (the symbols decoded on first lookup)."""
-    from importlib import resources
-
-    blob = resources.files("cuwheel").joinpath("data").joinpath(BIN_FILE).read_bytes()
+    blob = data_path(BIN_FILE).read_bytes()
     return build_torch_abi(read_data_file(DATA_FILE), blob)
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cuwheel.errors import shown
+from cuwheel.errors import TrainSpellingError, shown
 
-__all__ = ["MAX_TRAIN_CHARS", "TrainName", "TrainSpellingError", "parse_train_name"]
+__all__ = ["MAX_TRAIN_CHARS", "TrainName", "parse_train_name"]
 
 # No spelling is longer ("cu99999" + ".999999" twice); longer text is named, not scanned.
 MAX_TRAIN_CHARS = 32
@@ -24,10 +24,6 @@ MAX_TRAIN_CHARS = 32
 # spelling (cu1210 could be 12.10 or 121.0).
 _CU = re.compile(r"cu([0-9]{2,5})([0-9])", re.ASCII)
 _DOTTED = re.compile(r"([0-9]{2,5})\.([0-9])(?:\.([0-9]{1,6}))?", re.ASCII)
-
-
-class TrainSpellingError(ValueError):
-    """The text spells no CUDA train."""
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cuwheel.errors import ConfigError, shown
+from cuwheel.errors import ConfigError, TrainSpellingError, shown
 from cuwheel.knowledge import catalog
 from cuwheel.knowledge.catalog import Release
 from cuwheel.model.arch import Arch, ArchSpec, normalize_specs
-from cuwheel.model.train import TrainSpellingError, parse_train_name
+from cuwheel.model.train import parse_train_name
 
 __all__ = [
     "CPU_TRAIN",

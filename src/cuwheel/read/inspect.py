@@ -33,8 +33,8 @@ def inspect(
     distributions (``dists``, or every distribution of this environment with ``env``).
 
     Unreadable inputs do not raise: each becomes a ``Problem`` in its ``Source``.
-    ``payload`` says which payloads are decoded: "sample" (one cubin per container, in
-    containers 0, 1, 2, 4, 8, ..., for the toolkit that built it), "all" (every cubin),
+    ``payload`` says which payloads are decoded: "sample" (up to three cubins per container,
+    in containers 0, 1, 2, 4, 8, ..., for the toolkit that built it), "all" (every cubin),
     "none", or "kernels" (every cubin and PTX text, with the names of their entry kernels:
     ``FatbinEntry.kernel_names``).
     ``workers``: processes for the reading (default: every CPU this process may use, as

@@ -87,7 +87,6 @@ def _read_line(r: WheelReport) -> str:
     )
 
 
-_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _NUMBER = re.compile(r"[0-9]+")
 
 
@@ -118,8 +117,8 @@ def _grouped(findings: Sequence[Finding]) -> list[str]:
         if f.waived is None:
             shape = tuple(_NUMBER.sub("#", w) for w in f.message.split(" "))
             groups.setdefault((f.severity, f.code, shape), []).append(f)
-    order = sorted(groups.items(), key=lambda kv: (_SEVERITY_ORDER.get(kv[0][0], 3),
-                                                   -len(kv[1]), kv[0][1]))
+    # worst first: Severity's own order (checks/codes.py)
+    order = sorted(groups.items(), key=lambda kv: (-kv[0][0], -len(kv[1]), kv[0][1]))
     lines = []
     for (severity, code, _), found in order:
         head = f"{severity!s:<9}{code:<7}"

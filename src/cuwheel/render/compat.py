@@ -166,7 +166,7 @@ def report_json(reports: Sequence[TargetReport], *, containers: bool = False) ->
 
 def exit_code(reports: Sequence[TargetReport]) -> int:
     """The documented exit status of a compat answer (docs/compat.md#wheel-verdicts)."""
-    return combine_states(r.state for r in reports).exit_code
+    return int(combine_states(r.state for r in reports).exit_code)
 
 
 def _counts_text(lv: LibraryVerdict) -> str:

@@ -7,7 +7,8 @@ import os
 from typing import Any
 
 from cuwheel.checks.codes import CODES
-from cuwheel.doctor import Diagnosis, DistributionReport, Environment, Finding, Status
+from cuwheel.checks.findings import Finding
+from cuwheel.doctor import Diagnosis, DistributionReport, Environment, Status
 from cuwheel.knowledge.catalog import is_cuda_library
 from cuwheel.render.compat import _library_json, _target_json
 from cuwheel.render.diagnosis import wrap
@@ -38,7 +39,7 @@ def relative(env: Environment, path: str | None) -> str | None:
 def _finding_json(env: Environment, f: Finding) -> dict[str, Any]:
     return {
         "code": f.code,
-        "severity": f.severity,
+        "severity": str(f.severity),
         "distribution": f.distribution,
         "library": relative(env, f.library),
         "message": f.message,

@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from cuwheel.errors import Exit
 from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.loaders import select_variant
 from cuwheel.model.arch import Arch
@@ -162,12 +163,18 @@ class WheelState(str, Enum):
     NOTHING = "nothing CUDA"
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> Exit:
         return _EXIT[self]
 
     @property
     def heading(self) -> str:
         return self.value.upper()
+
+    @staticmethod
+    def worst_first() -> tuple[WheelState, ...]:
+        """Every answer, the worst first: the one order of answers (combine_states, doctor's
+        statuses)."""
+        return _SEVERITY
 
     def unread(self, inputs: Sequence[str]) -> WheelState:
         """This answer when ``inputs`` could not be read: a failure stands (what was read
@@ -178,12 +185,12 @@ class WheelState(str, Enum):
 
 
 _EXIT = {
-    WheelState.RUNS: 0,
-    WheelState.NOTHING: 0,
-    WheelState.DOES_NOT_RUN: 1,
-    WheelState.UNKNOWN: 2,
-    WheelState.RUNS_EXCEPT: 3,
-    WheelState.DEPENDS: 4,
+    WheelState.RUNS: Exit.OK,
+    WheelState.NOTHING: Exit.OK,
+    WheelState.DOES_NOT_RUN: Exit.NO,
+    WheelState.UNKNOWN: Exit.UNUSABLE,
+    WheelState.RUNS_EXCEPT: Exit.RUNS_EXCEPT,
+    WheelState.DEPENDS: Exit.DEPENDS,
 }
 # Worst first, for several wheels or GPUs: a failure, then what could not be read, then
 # the qualified answers.

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from cuwheel.errors import UnknownName
+from cuwheel.errors import TrainSpellingError, UnknownName
 from cuwheel.knowledge.active import active_catalog
 from cuwheel.knowledge.cuda import Release
 from cuwheel.knowledge.linkage import runtime_majors
 from cuwheel.model.inventory import Binary, WheelInfo
-from cuwheel.model.train import TrainName, TrainSpellingError, parse_train_name
+from cuwheel.model.train import TrainName, parse_train_name
 from cuwheel.rules.loading import counted_containers
 
 __all__ = [

@@ -27,8 +27,8 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Mapping
-from importlib import resources
 
+from cuwheel._datafiles import folder
 from cuwheel._paths import open_untrusted
 from cuwheel._version import __version__
 from cuwheel.scan.record import RECORD_VERSION, RecordOptions, dumps
@@ -46,7 +46,7 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> str:
 def _data_digest() -> str:
     """sha256 over the catalog's data files: the checks' facts."""
     h = hashlib.sha256()
-    data = resources.files("cuwheel").joinpath("data")
+    data = folder()
     for entry in sorted(data.iterdir(), key=lambda e: e.name):
         if entry.name.endswith((".toml", ".json")):
             h.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
@@ -72,7 +72,8 @@ class Cache:
         """The content part of the record of the wheel with this sha256, if cached."""
         if not _is_hex(sha256):
             return None
-        from cuwheel._json import JsonError, load_json
+        from cuwheel._json import load_json
+        from cuwheel.errors import JsonError
         from cuwheel.read.sources.files import read_regular
         from cuwheel.scan.record import MAX_RECORD
 

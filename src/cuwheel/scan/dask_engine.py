@@ -34,7 +34,8 @@ def record_task(ref: WheelRef, sha256: str | None, options: RecordOptions,
     path = ref.input
     try:
         if ref.remote:
-            from cuwheel._download import DownloadError, download
+            from cuwheel._download import download
+            from cuwheel.errors import DownloadError
 
             tmp = tempfile.mkdtemp(prefix="cuwheel-task-")
             path = os.path.join(tmp, os.path.basename(ref.filename) or "wheel.whl")

@@ -265,7 +265,8 @@ def _stream(
 def _fetch(k: int, ref: WheelRef, sha: str | None, into: str, stop: Any) -> Fetched:
     """(ref, sha256, local path, error) of one remote wheel, downloaded into a folder of
     its own under ``into``, under its own file name."""
-    from cuwheel._download import DownloadError, Stopped, download
+    from cuwheel._download import download
+    from cuwheel.errors import DownloadError, Stopped
     from cuwheel.scan.inputs import USER_AGENT
 
     d = os.path.join(into, str(k))

@@ -18,10 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._paths import open_untrusted
 from cuwheel._remote import IndexPolicy
-from cuwheel.errors import InputError
+from cuwheel.errors import InputError, JsonError
 
 __all__ = ["Filters", "WheelRef", "expand", "from_index", "is_url", "read_list"]
 
@@ -177,6 +177,7 @@ def _get(url: str, policy: IndexPolicy) -> tuple[str, str]:
     try:
         ctype, body = policy.get(url, _ACCEPT, USER_AGENT)
     except urllib.error.HTTPError as exc:
+        exc.close()  # its body holds the connection's socket
         raise InputError(url, f"cannot read the index page: HTTP {exc.code}") from None
     return ctype, body.decode("utf-8", "replace")
 

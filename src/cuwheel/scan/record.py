@@ -89,7 +89,8 @@ def dumps(obj: Any) -> str:
 def parse_record(line: str | bytes) -> dict[str, Any]:
     """A record line as an object, read by the bounded JSON loader; JsonError when it is
     not one (damaged, cut short, not a record)."""
-    from cuwheel._json import JsonError, load_json
+    from cuwheel._json import load_json
+    from cuwheel.errors import JsonError
 
     obj = load_json(line, max_bytes=MAX_RECORD)
     if not isinstance(obj, dict):
@@ -129,7 +130,7 @@ class RecordFile:
         self.whole = 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        from cuwheel._json import JsonError
+        from cuwheel.errors import JsonError
 
         lines = _bounded_lines(self.lines) if hasattr(self.lines, "readline") else self.lines
         for n, raw in enumerate(lines, 1):

@@ -8,23 +8,20 @@ admin rights, for any target platform from any host.
 docs/toolkit.md describes the component sets, the layout, the lockfile and the cache.
 """
 
-from cuwheel.toolkit.assemble import (
+from cuwheel.toolkit.assemble import Installed, check_build_tools, install, verify
+from cuwheel.toolkit.cache import Cache, default_cache_dir
+from cuwheel.toolkit.env import env_lines
+from cuwheel.toolkit.lock import LOCK_NAME, Lock, Part, read_lock
+from cuwheel.toolkit.manifest import Manifest, parse_manifest
+from cuwheel.toolkit.resolve import (
     DEFAULT_REDIST_URL,
-    Installed,
-    check_build_tools,
     host_platform,
-    install,
     meta_pins,
     normalize_train,
     parse_train,
     resolve,
     select_components,
-    verify,
 )
-from cuwheel.toolkit.cache import Cache, default_cache_dir
-from cuwheel.toolkit.env import env_lines
-from cuwheel.toolkit.lock import LOCK_NAME, Lock, Part, read_lock
-from cuwheel.toolkit.manifest import Manifest, parse_manifest
 from cuwheel.toolkit.verify import Damage
 
 __all__ = [

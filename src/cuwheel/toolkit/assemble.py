@@ -35,33 +35,10 @@ from cuwheel.toolkit.lock import (
     read_lock,
     write_owner,
 )
-from cuwheel.toolkit.resolve import (
-    DEFAULT_REDIST_URL,
-    NEWEST_MAX_AGE,
-    host_platform,
-    meta_pins,
-    normalize_train,
-    parse_train,
-    resolve,
-    select_components,
-)
 from cuwheel.toolkit.stubs import write_driver_stub
 from cuwheel.toolkit.verify import Damage, verify_tree, write_record
 
-__all__ = [
-    "DEFAULT_REDIST_URL",
-    "NEWEST_MAX_AGE",
-    "Installed",
-    "check_build_tools",
-    "host_platform",
-    "install",
-    "meta_pins",
-    "normalize_train",
-    "parse_train",
-    "resolve",
-    "select_components",
-    "verify",
-]
+__all__ = ["Installed", "check_build_tools", "install", "verify"]
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuwheel._download import MAX_UNSIZED, Stopped
+from cuwheel._download import MAX_UNSIZED
 from cuwheel._remote import Stop
 from cuwheel._version import __version__
-from cuwheel.errors import ToolkitError
+from cuwheel.errors import Stopped, ToolkitError
 from cuwheel.toolkit.cache import Cache
 
 __all__ = ["Download", "as_url", "fetch_all", "fetch_one", "read_url"]
@@ -55,7 +55,8 @@ def as_url(location: str) -> str:
 
 def read_url(url: str, limit: int = MAX_MANIFEST) -> bytes:
     """The whole body of a small document (a manifest); ToolkitError naming the URL."""
-    from cuwheel._download import DownloadError, read_small
+    from cuwheel._download import read_small
+    from cuwheel.errors import DownloadError
 
     try:
         return read_small(url, limit, allow_file=True, timeout=TIMEOUT, user_agent=USER_AGENT)
@@ -73,7 +74,8 @@ def fetch_one(
 ) -> tuple[Path, bool]:
     """The cached, verified file of ``item`` and whether it had to be downloaded (by the
     one downloader, _download.py, resuming its partial file)."""
-    from cuwheel._download import DownloadError, download
+    from cuwheel._download import download
+    from cuwheel.errors import DownloadError
 
     cached = cache.verified_blob(item.sha256, item.size)
     if cached is not None:

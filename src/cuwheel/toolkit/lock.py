@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cuwheel._json import JsonError, load_json
-from cuwheel.errors import ToolkitError
+from cuwheel._json import load_json
+from cuwheel.errors import JsonError, ToolkitError
 
 __all__ = [
     "LOCK_NAME",

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cuwheel._json import JsonError, load_json
-from cuwheel.errors import ToolkitError
+from cuwheel._json import load_json
+from cuwheel.errors import JsonError, ToolkitError
 
 __all__ = ["Archive", "Manifest", "ManifestComponent", "parse_manifest"]
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from cuwheel.errors import ToolkitError, UnknownName
+from cuwheel.errors import ToolkitError, TrainSpellingError, UnknownName
 from cuwheel.knowledge import platforms
 from cuwheel.knowledge.toolkits import (
     SETS,
@@ -25,7 +25,7 @@ from cuwheel.knowledge.toolkits import (
     ToolkitTrain,
     load_toolkits,
 )
-from cuwheel.model.train import TrainSpellingError, parse_train_name
+from cuwheel.model.train import parse_train_name
 from cuwheel.toolkit.cache import Cache
 from cuwheel.toolkit.fetch import as_url, read_url
 from cuwheel.toolkit.lock import Lock, Part

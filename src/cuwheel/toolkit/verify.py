@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._paths import open_untrusted
+from cuwheel.errors import JsonError
 from cuwheel.toolkit.lock import OWNER_NAME
 
 __all__ = ["FILES_NAME", "Damage", "record_tree", "verify_tree", "write_record"]

@@ -31,6 +31,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from cuwheel._json import load_json
+from cuwheel._text import normalized_name as _normalize
 from cuwheel.errors import ToolkitError
 from cuwheel.toolkit.cache import Cache
 
@@ -64,10 +65,6 @@ class ResolvedWheel:
     @property
     def file_name(self) -> str:
         return self.url.rsplit("/", 1)[-1].split("#", 1)[0]
-
-
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _key(dist: str, version: str, platforms: Sequence[str]) -> str:

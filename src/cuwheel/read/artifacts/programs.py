@@ -16,9 +16,9 @@ import mmap
 import os
 import re
 
-from cuwheel._json import JsonError, load_json
+from cuwheel._json import load_json
 from cuwheel._paths import open_untrusted, read_untrusted
-from cuwheel.errors import InputError
+from cuwheel.errors import InputError, JsonError
 from cuwheel.model.artifact import ArtifactFacts, TrainEvidence
 from cuwheel.model.inventory import Binary, Problem, Source
 from cuwheel.read.binary.embedded import container_ranges, embedded_cubins

@@ -44,8 +44,8 @@ class ContainerCollector:
 
     def __init__(self, scan: Scan, *, payload: PayloadMode = "sample",
                  skip_known: bool = True) -> None:
-        """``payload``: "none" (headers only), "sample" (decode the start of one cubin in
-        containers 0, 1, 2, 4, 8, ... to read the toolkit), "all" (every cubin, whole) or
+        """``payload``: "none" (headers only), "sample" (decode the start of up to three cubins
+        in containers 0, 1, 2, 4, 8, ... to read the toolkit), "all" (every cubin, whole) or
         "kernels" (every cubin and PTX text, whole, with its entry kernels' names)."""
         self.scan = scan
         self.payload = payload

@@ -1,10 +1,10 @@
 """Which fatbin entry payloads are decoded, and what is read from them
 (docs/formats.md#payloads-and-compression, #cubin-toolkit-notes, #cubin-entry-kernels).
 
-Modes, cheapest first: "none" (headers only); "sample" (the start of one cubin in
-containers 0, 1, 2, 4, 8, ... for the toolkit that built it: one nvcc run makes a
-container, so its cubins share it); "all" (every cubin whole); "kernels" (every cubin and
-every PTX text whole, with the names of their entry kernels).
+Modes, cheapest first: "none" (headers only); "sample" (the start of up to MAX_DECODES
+cubins in containers 0, 1, 2, 4, 8, ..., until one names the toolkit that built it: one
+nvcc run makes a container, so its cubins share it); "all" (every cubin whole);
+"kernels" (every cubin and every PTX text whole, with the names of their entry kernels).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from cuwheel._paths import decode_text, read_untrusted, resolve_inside
+from cuwheel._text import normalized_name as _norm
 from cuwheel.errors import InputError
 from cuwheel.model.inventory import Problem, Source, WheelInfo
 from cuwheel.read.device.payloads import PayloadMode
@@ -52,10 +53,6 @@ MAX_DIST_FILE = 16 << 20
 MAX_RECORD_ROWS = 1_000_000
 MAX_DISTS = 100_000  # entries of one site directory looked at
 _REQ_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]{0,200})")
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass(frozen=True)

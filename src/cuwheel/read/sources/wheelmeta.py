@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from cuwheel._json import JsonError, load_json
-from cuwheel.errors import InputError
+from cuwheel._json import load_json
+from cuwheel.errors import InputError, JsonError
 from cuwheel.model.inventory import BuildRecord, Problem, WheelInfo
 from cuwheel.read.sources.wheelfile import WheelFile
 

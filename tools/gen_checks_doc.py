@@ -1,7 +1,7 @@
 """Write docs/checks.md's per-code sections from cuwheel's codes (src/cuwheel/data/codes.toml).
 
-    python tests/data/gen_checks_doc.py          # rewrites the generated sections
-    python tests/data/gen_checks_doc.py --check  # exit 1 when docs/checks.md differs
+    python tools/gen_checks_doc.py          # rewrites the generated sections
+    python tools/gen_checks_doc.py --check  # exit 1 when docs/checks.md differs
 
 The hand-written prose around them stays: each generated block sits between a start
 marker naming its codes (``<!-- codes DC001-DC007: ... -->``, a range in the data's order)
@@ -20,11 +20,11 @@ from pathlib import Path
 
 from cuwheel.checks.codes import Code
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "checks.md"
 START = re.compile(r"<!-- codes ([A-Z]+[0-9]{3})-([A-Z]+[0-9]{3}): [^>]*-->")
 END = "<!-- end codes -->"
-NOTE = "generated from src/cuwheel/data/codes.toml by tests/data/gen_checks_doc.py; edit the data"
+NOTE = "generated from src/cuwheel/data/codes.toml by tools/gen_checks_doc.py; edit the data"
 
 
 def sections(codes: list[Code]) -> list[str]:
@@ -87,7 +87,7 @@ def main() -> int:
     new = render(doc, CODES)
     if args.check:
         if new != doc:
-            print(f"{DOC}: out of date; run python tests/data/gen_checks_doc.py", file=sys.stderr)
+            print(f"{DOC}: out of date; run python tools/gen_checks_doc.py", file=sys.stderr)
             return 1
         return 0
     DOC.write_text(new, encoding="utf-8")
