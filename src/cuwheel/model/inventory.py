@@ -87,8 +87,9 @@ class FatbinEntry:
     # directives), each once in file order; None where they were not read (inspect
     # --kernels reads them; model/kernels.py names their families).
     kernel_names: tuple[str, ...] | None = None
-    # The module-scope device variables it defines (a cubin's STT_OBJECT symbols, a PTX
-    # text's .global / .const definitions), read with the kernel names; None where not read.
+    # The module-scope device variables it defines (a cubin's STT_OBJECT symbols; a PTX
+    # text's .global / .const definitions, for a text without kernels only), read with the
+    # kernel names; None where not read.
     data_names: tuple[str, ...] | None = None
 
     @property

@@ -37,7 +37,7 @@ from cuwheel.read.device.containers import (
 from cuwheel.read.device.cubin import EM_CUDA, parse_cubin
 from cuwheel.read.device.fatbin import CONTAINER_MAGIC, CONTAINER_SIGNATURE
 from cuwheel.read.device.payloads import PayloadMode
-from cuwheel.read.device.ptx import looks_like_ptx, parse_ptx_header, ptx_entries, ptx_variables
+from cuwheel.read.device.ptx import looks_like_ptx, parse_ptx_header, ptx_names
 
 __all__ = ["SNIFF_BYTES", "ChunkSource", "read_binary", "sniff"]
 
@@ -412,8 +412,8 @@ def _read_raw_device(path: str, size: int, open_chunks: ChunkSource, kind: str,
     entry = _whole_file_entry(CodeKind.PTX, Arch(int(digits), pvariant), header.version, size,
                               "debug" in header.options)
     if names:
-        entry = dataclasses.replace(entry, kernel_names=ptx_entries(data),
-                                    data_names=ptx_variables(data))
+        kernels, variables = ptx_names(data)
+        entry = dataclasses.replace(entry, kernel_names=kernels, data_names=variables)
     container = FatbinContainer(0, size, None, False, False, (entry,))
     return Binary(path=path, format="ptx", size=size, machine="cuda", containers=(container,),
                   ptx_version=f"{header.version[0]}.{header.version[1]}")

@@ -17,7 +17,7 @@ from cuwheel.model.inventory import CodeKind, Compression
 from cuwheel.read.device.candidate import Candidate
 from cuwheel.read.device.cubin import parse_cubin
 from cuwheel.read.device.fatbin import EntryHeader, decompress_prefix
-from cuwheel.read.device.ptx import ptx_entries, ptx_variables
+from cuwheel.read.device.ptx import ptx_names
 
 __all__ = [
     "MAX_CUBIN",
@@ -110,9 +110,10 @@ class Decodes:
             return
         entry = cand.entries[index]
         if hdr.kind is CodeKind.PTX:
+            kernels, variables = ptx_names(prefix)
             cand.entries[index] = dataclasses.replace(
-                entry, kernel_names=self._keep(ptx_entries(prefix)),
-                data_names=self._keep(ptx_variables(prefix)))
+                entry, kernel_names=self._keep(kernels),
+                data_names=None if variables is None else self._keep(variables))
             return
         facts = parse_cubin(prefix, kernel_names=self.kernels)
         if facts is None:
