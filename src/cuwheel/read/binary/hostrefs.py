@@ -148,11 +148,11 @@ def _pointed_at(data: memoryview, sections: Sequence[_Section]) -> set[int]:
     return out
 
 
-def _held(data: memoryview, ro: Sequence[_Section], name: str) -> bool:
-    """Whether read-only data holds ``name`` as a NUL-terminated string."""
+def _held(ro: Sequence[bytes], name: str) -> bool:
+    """Whether read-only data (``ro``: its sections' bytes) holds ``name`` as a
+    NUL-terminated string."""
     want = name.encode("utf-8", "replace") + b"\0"
-    for s in ro:
-        blob = bytes(data[s.off : s.off + s.size])
+    for blob in ro:
         at = blob.find(want)
         while at >= 0:
             if at == 0 or blob[at - 1] == 0:
@@ -223,28 +223,26 @@ def read_host_reads(data: memoryview, containers: Iterable[FatbinContainer]
                 if name is not None:
                     names_in.setdefault(function(a), []).append((a, name))
     shadows_near = _shadows(refs, sections)
-    ro = [x for x in sections if x.flags & _SHF_ALLOC and x.sh_type != _SHT_NOBITS
+    ro = [bytes(data[x.off : x.off + x.size]) for x in sections
+          if x.flags & _SHF_ALLOC and x.sh_type != _SHT_NOBITS
           and not x.flags & (_SHF_WRITE | _SHF_EXECINSTR)]
     out: dict[int, tuple[str, ...] | None] = {}
     for c in wanted:
         addr = _address(sections, fat, c.offset)
-        found = record_of.get(addr) if addr is not None else None
-        if found is None:
-            out[c.offset] = None
-            continue
-        rec: int = found
-        if not funcs_of.get(rec):
-            out[c.offset] = None
+        rec = record_of.get(addr) if addr is not None else None
+        funcs = funcs_of.get(rec) if rec is not None else None
+        if not funcs:
+            out[c.offset] = None  # no registration found for it
             continue
         registered: dict[str, set[tuple[int, int]]] = {}
-        for f in funcs_of.get(rec, ()):
+        for f in funcs:
             for a, name in names_in.get(f, ()):
                 for shadow_lea, shadow in shadows_near(a):
                     if function(shadow_lea) == f:
                         registered.setdefault(name, set()).add((shadow_lea, shadow))
         # A variable whose name the host does not hold cannot be registered (the runtime
         # finds a module's variables by name): the compiler's own (__nv_reserved...).
-        variables = {v for v in _variables(c) if v in registered or _held(data, ro, v)}
+        variables = {v for v in _variables(c) if v in registered or _held(ro, v)}
         if len(variables) > _MAX_VARIABLES or not variables <= set(registered):
             out[c.offset] = None  # a variable whose registration was not found
             continue
