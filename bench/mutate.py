@@ -51,6 +51,8 @@ JUDGE = [
     "test_doctor.py",
 ]
 
+HOST = ["test_hostrefs.py", "test_family_truth.py", "test_curand_truth.py", "test_doctor.py"]
+
 
 @dataclass(frozen=True)
 class Mutant:
@@ -235,6 +237,19 @@ MUTANTS = [
     m("K9", "rules/library.py", "elif knew and per_architecture_build(binary, device) and not split.unique:",
       "elif knew and per_architecture_build(binary, device):", JUDGE,
       "a one-architecture-per-container shape hides a kernel unique to another GPU"),
+    # kernel-less containers and the doctor's evidence (stop 39)
+    m("H1", "rules/kernels.py", "    if named and c.host_reads == ():\n", "    if named:\n", HOST,
+      "a kernel-less container ignored although the host code reads its variables"),
+    m("H2", "read/binary/hostrefs.py", "if others or shadow in pointed:",
+      "if shadow in pointed:", HOST, "a second reference to a shadow not taken for a read"),
+    m("H3", "read/binary/hostrefs.py", "if abs(x - lea) > _NEAR]", "if abs(x - lea) >= 0]", HOST,
+      "the registration's own reference taken for a read"),
+    m("H4", "read/device/ptx.py", "return entries, (None if entries else ptx_variables(text))",
+      "return entries, None", HOST, "a kernel-less PTX text's variables not read"),
+    m("H5", "doctor/diagnose.py", "    return v is Verdict.DEPENDS or (v.fails and v is not Verdict.PLATFORM)",
+      "    return False", HOST, "doctor judges without kernel names where they decide"),
+    m("H6", "doctor/loader.py", "        if feature and owner:\n", "        if False and feature and owner:\n",
+      HOST, "an optional feature's missing library fails its package"),
     m("K10", "read/binary/elfsyms.py", "if f & 7 == 4 and off]", "if f & 7 == 4 and off and False]",
       JUDGE, "the read-only segment after the code not searched for a static runtime"),
 ]

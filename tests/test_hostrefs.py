@@ -141,3 +141,22 @@ def test_damaged_files_never_raise(edits: list[tuple[int, bytes]]) -> None:
         data[at : at + len(raw)] = raw
     out = read_host_reads(memoryview(bytes(data)), [var])
     assert set(out) == {var.offset}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", ["family_newvar.so", "family_newptx.so"])
+def test_ptx_variables_of_kernel_less_texts_match_cuobjdump(name: str) -> None:
+    """The PTX texts without kernels, through the whole read: their module-scope variables
+    are the .global / .const lines `cuobjdump -ptx` prints at column 0."""
+    import subprocess
+
+    exe = find_cuobjdump()
+    assert exe is not None, "the test extra's cuobjdump is missing"
+    out = subprocess.run([exe, "-ptx", str(BIN / name)], capture_output=True, text=True,
+                         check=True).stdout
+    theirs = sorted(line.split("[")[0].split()[-1] for line in out.splitlines()
+                    if line.startswith((".global ", ".const ", ".visible .global ")))
+    (b,) = cuwheel.inspect([str(BIN / name)], payload="kernels").binaries
+    ours = sorted(n for c in b.containers for e in c.entries
+                  if e.kind is CodeKind.PTX and e.kernel_names == ()
+                  for n in e.data_names or ())  # fmt: skip
+    assert ours == theirs and ours
