@@ -1,6 +1,6 @@
 """The catalog a judgement uses and its judge's memo store, in force for a block
 (rules/judge.py's Rules.active sets them; the rule modules read them and never import the
-judge, so a catalog a caller builds reaches every rule: issue 30, docs/api.md)."""
+judge, so a catalog a caller builds reaches every rule: docs/api.md)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,9 @@ the shipped one).  Its methods are the judgements: containers, libraries, wheels
 environments, train inference and driver floors; its caches are its own state, so two
 Rules of different catalogs never answer from each other's.  check, compat, doctor, scan
 and init take one (``rules=``) and judge under it (:meth:`Rules.active`): the rule modules
-(rules/*.py, checks/, compat/, doctor/) read the catalog from :func:`active_rules`, never
-from the catalog module's lookups (tests/test_architecture.py checks it).
+(rules/*.py, checks/, compat/, doctor/) read its catalog and memo store from
+:mod:`cuwheel.knowledge.active`, never from the catalog module's lookups, and never import
+this module (tests/test_architecture.py checks both).
 """
 
 from __future__ import annotations
