@@ -160,3 +160,44 @@ def test_ptx_variables_of_kernel_less_texts_match_cuobjdump(name: str) -> None:
                   if e.kind is CodeKind.PTX and e.kernel_names == ()
                   for n in e.data_names or ())  # fmt: skip
     assert ours == theirs and ours
+
+
+def test_a_text_of_openings_is_bounded() -> None:
+    """A hostile PTX text of nothing but variable openings: the names kept and the
+    positions looked at stay bounded."""
+    text = b"\n.version 9.0\n.target sm_90\n" + b"\n.global .u32 v;" * 200_000
+    names = ptx_variables(text)
+    assert names == ("v",)
+    from cuwheel.read.device import ptx
+
+    assert len(ptx._openings(text)) <= 65_536 * len(ptx._OPENINGS) + 1
+
+
+def test_too_many_references_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_REFERENCES (a file made of instruction-like bytes) the answer is unknown,
+    not memory spent."""
+    from cuwheel.read.binary import hostrefs
+
+    table = _kernel_less("family_newptx.so")[0]
+    raw = memoryview((BIN / "family_newptx.so").read_bytes())
+    monkeypatch.setattr(hostrefs, "MAX_REFERENCES", 3)
+    assert read_host_reads(raw, [table]) == {table.offset: None}  # type: ignore[attr-defined]
+
+
+def test_a_relocated_pointer_to_the_shadow_makes_it_read() -> None:
+    """A pointer table (an R_X86_64_RELATIVE relocation) holding the static table's shadow
+    lets code reach it without an instruction naming it: read."""
+    from cuwheel.read.binary import hostrefs
+
+    table = _kernel_less("family_newptx.so")[0]
+    raw = (BIN / "family_newptx.so").read_bytes()
+    secs = hostrefs._sections(memoryview(raw))
+    refs = hostrefs._references(memoryview(raw), secs)
+    bss = {s.name: s for s in secs}[".bss"]
+    (shadow,) = {t for t, hits in refs.items() for _, op, reg in hits
+                 if op == 0x8D and reg == 6 and bss.addr <= t < bss.addr + bss.size}
+    rela = {s.name: s for s in secs}[".rela.dyn"]
+    at = next(rela.off + i for i in range(0, rela.size, 24)
+              if struct.unpack_from("<Q", raw, rela.off + i + 8)[0] & 0xFFFFFFFF == 8)
+    data = _patched("family_newptx.so", {at + 16: struct.pack("<q", shadow)})
+    assert read_host_reads(data, [table]) == {table.offset: ("cw_table",)}  # type: ignore[attr-defined]

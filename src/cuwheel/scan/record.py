@@ -42,7 +42,9 @@ __all__ = [
     "with_input",
 ]
 
-RECORD_VERSION = 2
+# 3: the per-GPU states of the judge that reads kernel-less containers and kernel families
+# (docs/compat.md#kernel-less-containers); a cached v2 record's states are another judge's
+RECORD_VERSION = 3
 _HASH_READ = 4 << 20
 MAX_RECORD = 64 << 20  # one line: a wheel of thousands of binaries with --detail containers
 

@@ -32,6 +32,9 @@ __all__ = ["MAX_HOST_FILE", "needs_host_reads", "read_host_reads", "with_host_re
 
 # Host files laid out for the search at most (read whole); larger ones stay unknown.
 MAX_HOST_FILE = 1 << 30
+# RIP-relative operands kept at most (cuBLASLt 12.9's 123 MB of code has 361,464): past
+# it the answer is unknown rather than memory spent on a file made of them.
+MAX_REFERENCES = 1 << 22
 _EM_X86_64 = 62
 _ET_DYN = 3
 _SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 1, 2, 4
@@ -89,16 +92,26 @@ def _sections(data: memoryview) -> list[_Section]:
     return out
 
 
-def _at(sections: Sequence[_Section], addr: int) -> _Section | None:
-    for s in sections:
-        if s.flags & _SHF_ALLOC and s.addr <= addr < s.addr + s.size:
-            return s
-    return None
+class _Layout:
+    """The allocated sections by address, for :meth:`at` (bisect, not a scan: a file may
+    have 65,535 sections and millions of references)."""
+
+    def __init__(self, sections: Sequence[_Section]) -> None:
+        self.sections = sorted((x for x in sections if x.flags & _SHF_ALLOC),
+                               key=lambda x: x.addr)
+        self.starts = [x.addr for x in self.sections]
+
+    def at(self, addr: int) -> _Section | None:
+        k = bisect.bisect_right(self.starts, addr) - 1
+        if k < 0:
+            return None
+        x = self.sections[k]
+        return x if addr < x.addr + x.size else None
 
 
-def _string(data: memoryview, sections: Sequence[_Section], addr: int) -> str | None:
+def _string(data: memoryview, layout: _Layout, addr: int) -> str | None:
     """The NUL-terminated name at ``addr`` in read-only data, or None."""
-    s = _at(sections, addr)
+    s = layout.at(addr)
     if s is None or s.sh_type == _SHT_NOBITS or s.flags & (_SHF_WRITE | _SHF_EXECINSTR):
         return None
     start = s.off + (addr - s.addr)
@@ -113,8 +126,9 @@ def _string(data: memoryview, sections: Sequence[_Section], addr: int) -> str | 
 def _references(data: memoryview, sections: Sequence[_Section]
                 ) -> dict[int, list[tuple[int, int, int]]]:
     """Target address -> (instruction address, opcode, ModRM reg) of every RIP-relative
-    operand in the executable sections."""
+    operand in the executable sections; _Unknown past MAX_REFERENCES."""
     out: dict[int, list[tuple[int, int, int]]] = {}
+    count = 0
     for s in sections:
         if not s.flags & _SHF_EXECINSTR or s.sh_type == _SHT_NOBITS:
             continue
@@ -127,23 +141,27 @@ def _references(data: memoryview, sections: Sequence[_Section]
             disp, = struct.unpack_from("<i", text, i + 3)
             reg = ((modrm >> 3) & 7) | (8 if rex & 4 else 0)
             out.setdefault(s.addr + i + 7 + disp, []).append((s.addr + i, op, reg))
+            count += 1
+            if count > MAX_REFERENCES:
+                raise _Unknown
     return out
 
 
-def _pointed_at(data: memoryview, sections: Sequence[_Section]) -> set[int]:
-    """Addresses held in relocated pointers (R_X86_64_RELATIVE addends) or named by a
-    defined dynamic symbol: what code can reach without an instruction of its own."""
+def _pointed_at(data: memoryview, sections: Sequence[_Section], wanted: set[int]
+                ) -> set[int]:
+    """Those of ``wanted`` held in relocated pointers (R_X86_64_RELATIVE addends) or named
+    by a defined dynamic symbol: what code can reach without an instruction of its own."""
     out: set[int] = set()
     for s in sections:
         if s.sh_type == _SHT_RELA and s.flags & _SHF_ALLOC:
             for _off, info, addend in struct.iter_unpack(
                     "<QQq", bytes(data[s.off : s.off + s.size - s.size % 24])):
-                if info & 0xFFFFFFFF == _R_X86_64_RELATIVE:
+                if info & 0xFFFFFFFF == _R_X86_64_RELATIVE and addend in wanted:
                     out.add(addend)
         elif s.sh_type == _SHT_DYNSYM:
             for _name, _info, _other, shndx, value, _size in struct.iter_unpack(
                     "<IBBHQQ", bytes(data[s.off : s.off + s.size - s.size % 24])):
-                if shndx:
+                if shndx and value in wanted:
                     out.add(value)
     return out
 
@@ -191,8 +209,11 @@ def read_host_reads(data: memoryview, containers: Iterable[FatbinContainer]
     for n, (magic, _version, ptr, _) in enumerate(struct.iter_unpack("<IIQQ", blob)):
         if magic == _WRAPPER_MAGIC:
             record_of.setdefault(ptr, seg.addr + 24 * n)
-    refs = _references(data, sections)
-    pointed = _pointed_at(data, sections)
+    try:
+        refs = _references(data, sections)
+    except _Unknown:
+        return {c.offset: None for c in wanted}
+    layout = _Layout(sections)
     starts = _function_starts(data, by_name.get(".eh_frame_hdr"))
     if not starts:
         return {c.offset: None for c in wanted}
@@ -219,14 +240,22 @@ def read_host_reads(data: memoryview, containers: Iterable[FatbinContainer]
     for target, hits in refs.items():
         for a, op, reg in hits:
             if op == 0x8D and reg in (_RDX, _RCX):
-                name = _string(data, sections, target)
+                name = _string(data, layout, target)
                 if name is not None:
                     names_in.setdefault(function(a), []).append((a, name))
-    shadows_near = _shadows(refs, sections)
-    ro = [bytes(data[x.off : x.off + x.size]) for x in sections
-          if x.flags & _SHF_ALLOC and x.sh_type != _SHT_NOBITS
-          and not x.flags & (_SHF_WRITE | _SHF_EXECINSTR)]
+    shadows_near = _shadows(refs, layout)
+    ro_cache: list[list[bytes]] = []
+
+    def ro() -> list[bytes]:
+        """Read-only data, copied once and only when a variable's name is looked up."""
+        if not ro_cache:
+            ro_cache.append([bytes(data[x.off : x.off + x.size]) for x in sections
+                             if x.flags & _SHF_ALLOC and x.sh_type != _SHT_NOBITS
+                             and not x.flags & (_SHF_WRITE | _SHF_EXECINSTR)])
+        return ro_cache[0]
     out: dict[int, tuple[str, ...] | None] = {}
+    # container -> its variables' registrations (lea of the shadow, the shadow)
+    found: dict[int, dict[str, set[tuple[int, int]]]] = {}
     for c in wanted:
         addr = _address(sections, fat, c.offset)
         rec = record_of.get(addr) if addr is not None else None
@@ -242,17 +271,22 @@ def read_host_reads(data: memoryview, containers: Iterable[FatbinContainer]
                         registered.setdefault(name, set()).add((shadow_lea, shadow))
         # A variable whose name the host does not hold cannot be registered (the runtime
         # finds a module's variables by name): the compiler's own (__nv_reserved...).
-        variables = {v for v in _variables(c) if v in registered or _held(ro, v)}
+        variables = {v for v in _variables(c) if v in registered or _held(ro(), v)}
         if len(variables) > _MAX_VARIABLES or not variables <= set(registered):
             out[c.offset] = None  # a variable whose registration was not found
             continue
+        found[c.offset] = {n: registered[n] for n in variables}
+    # one pass over the relocations and dynamic symbols, for the shadows registered
+    pointed = _pointed_at(data, sections, {shadow for regs in found.values()
+                                           for pairs in regs.values() for _, shadow in pairs})
+    for offset, regs in found.items():
         read = set()
-        for name in variables:
-            for lea, shadow in registered[name]:
+        for name, pairs in regs.items():
+            for lea, shadow in pairs:
                 others = [x for x, _, _ in refs.get(shadow, ()) if abs(x - lea) > _NEAR]
                 if others or shadow in pointed:
                     read.add(name)
-        out[c.offset] = tuple(sorted(read))
+        out[offset] = tuple(sorted(read))
     return out
 
 
@@ -274,14 +308,14 @@ def _function_starts(data: memoryview, hdr: _Section | None) -> list[int]:
     return sorted({hdr.addr + loc for loc, _fde in struct.iter_unpack("<ii", table)})
 
 
-def _shadows(refs: dict[int, list[tuple[int, int, int]]], sections: Sequence[_Section]
+def _shadows(refs: dict[int, list[tuple[int, int, int]]], layout: _Layout
              ) -> Callable[[int], list[tuple[int, int]]]:
     """A function: a name's lea address -> the (lea address, target) of the ``lea rsi``
     beside it whose target is writable data (a host shadow)."""
     rsi = sorted((a, t) for t, hits in refs.items() for a, op, reg in hits
                  if op == 0x8D and reg == _RSI)
     writable = {t for _, t in rsi
-                if (s := _at(sections, t)) is not None and s.flags & _SHF_WRITE}
+                if (s := layout.at(t)) is not None and s.flags & _SHF_WRITE}
     addrs = [a for a, _ in rsi]
 
     def near(a: int) -> list[tuple[int, int]]:

@@ -133,13 +133,14 @@ _MAX_DIRECTIVES = 16
 
 
 def _openings(text: bytes) -> list[int]:
-    """Where a variable definition's first directive ends, at line starts, in order."""
+    """Where a variable definition's first directive ends, at line starts, in order (at
+    most as many per opening as names are kept, 65,536 each)."""
     found = []
     for o in _OPENINGS:
         if text.startswith(o):
             found.append(len(o))
         at = text.find(b"\n" + o)
-        while at >= 0:
+        while at >= 0 and len(found) <= _MAX_ENTRIES * len(_OPENINGS):
             found.append(at + 1 + len(o))
             at = text.find(b"\n" + o, at + 1)
     return sorted(found)
